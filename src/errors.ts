@@ -55,7 +55,7 @@ export class ResponseValidationError extends CloudBrowserError {
   readonly issues: readonly ValidationIssue[];
 
   constructor(request: RequestInfo, status: number, issues: readonly ValidationIssue[]) {
-    super(`${describe(request)} → ${status}: unexpected response body: ${formatIssues(issues)}`);
+    super(`${describeRequest(request)} → ${status}: unexpected response body: ${formatIssues(issues)}`);
     this.request = request;
     this.issues = issues;
   }
@@ -87,7 +87,7 @@ export class APIError extends CloudBrowserError {
   readonly request: RequestInfo;
 
   constructor(init: APIErrorInit) {
-    super(`${describe(init.request)} → ${init.status}${summarise(init.body)}`);
+    super(`${describeRequest(init.request)} → ${init.status}${summarise(init.body)}`);
     this.status = init.status;
     this.headers = init.headers;
     this.body = init.body;
@@ -179,7 +179,7 @@ export class APIConnectionError extends CloudBrowserError {
   readonly request: RequestInfo;
 
   constructor(request: RequestInfo, reason: string, options?: ErrorOptions) {
-    super(`${describe(request)}: ${reason}`, options);
+    super(`${describeRequest(request)}: ${reason}`, options);
     this.request = request;
   }
 }
@@ -197,12 +197,12 @@ export class APIUserAbortError extends CloudBrowserError {
   readonly request: RequestInfo;
 
   constructor(request: RequestInfo, options?: ErrorOptions) {
-    super(`${describe(request)}: aborted by the caller`, options);
+    super(`${describeRequest(request)}: aborted by the caller`, options);
     this.request = request;
   }
 }
 
-function describe({ operation, method, path }: RequestInfo): string {
+function describeRequest({ operation, method, path }: RequestInfo): string {
   return `${operation} (${method} ${path})`;
 }
 
