@@ -2,8 +2,9 @@ import { RequestValidationError } from '../errors.js';
 
 /**
  * Fills a route template such as `/api/v4/browsers/{id}`. Every path parameter of the library goes
- * through here: each is percent-encoded, and one that could change the route (empty, or with `/`,
- * `\` or `..`) is refused before anything is sent.
+ * through here: each is percent-encoded, and one that could change the route (empty, `.`, or with
+ * `/`, `\` or `..`) is refused before anything is sent. A lone `.` is a dot segment: URL parsing
+ * drops it, so `/browsers/.` would reach `/browsers/`.
  */
 export function encodePath(operation: string, template: string, params: Record<string, string> = {}): string {
   return template.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -13,9 +14,11 @@ export function encodePath(operation: string, template: string, params: Record<s
         ? 'must be a string'
         : value === ''
           ? 'must not be empty'
-          : /[/\\]|\.\./.test(value)
-            ? "must not contain '/', '\\' or '..'"
-            : undefined;
+          : value === '.'
+            ? "must not be '.'"
+            : /[/\\]|\.\./.test(value)
+              ? "must not contain '/', '\\' or '..'"
+              : undefined;
     if (problem !== undefined || value === undefined) {
       throw new RequestValidationError(operation, [
         { loc: ['path', name], msg: problem ?? '', type: 'path' },

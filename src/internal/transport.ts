@@ -9,6 +9,7 @@ import {
   RateLimitError,
   type RequestInfo,
   ResponseValidationError,
+  retryAfterHeaderMs,
 } from '../errors.js';
 import type { Clock } from './clock.js';
 import { encodePath } from './path.js';
@@ -116,7 +117,11 @@ export class Transport {
       return error.retryAfterMs <= MAX_RETRY_AFTER_MS ? error.retryAfterMs : undefined;
     }
     if (error instanceof APIError) {
-      return error.status === 408 || error.status >= 500 ? backoff() : undefined;
+      if (error.status !== 408 && error.status < 500) return undefined;
+      // A 503 or 408 may say when to come back, as a 429 does.
+      const after = retryAfterHeaderMs(error.headers);
+      if (after === undefined) return backoff();
+      return after <= MAX_RETRY_AFTER_MS ? after : undefined;
     }
     return error instanceof APIConnectionError ? backoff() : undefined;
   }
@@ -153,9 +158,9 @@ export class Transport {
         signal: controller.signal,
         ...(this.#config.dispatcher ? { dispatcher: this.#config.dispatcher } : {}),
       });
-      // A key echoed back by the service must not reach an error message, so it is cut from the text.
+      // A key echoed back by the service must not reach an error, so it is cut from body and headers.
       const text = (await response.body.text()).replaceAll(apiKey, '[redacted]');
-      const responseHeaders = normaliseHeaders(response.headers);
+      const responseHeaders = normaliseHeaders(response.headers, apiKey);
       if (response.statusCode >= 300) {
         throw APIError.from({
           request: info,
@@ -224,10 +229,17 @@ function parseErrorBody(text: string): ErrorBody {
   }
 }
 
-function normaliseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+function normaliseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  apiKey: string,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+    if (value === undefined) continue;
+    out[name.toLowerCase()] = (Array.isArray(value) ? value.join(', ') : value).replaceAll(
+      apiKey,
+      '[redacted]',
+    );
   }
   return out;
 }

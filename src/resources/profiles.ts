@@ -47,8 +47,9 @@ export class Profiles {
   }
 
   /** Creates an empty profile. */
-  create(params: ProfileCreateParams = {}, options?: RequestOptions): Promise<Profile> {
+  async create(params: ProfileCreateParams = {}, options?: RequestOptions): Promise<Profile> {
     const operation = 'profiles.create';
+    // async, so that a refused request rejects like every other failure instead of throwing
     return this.#transport.request(
       {
         operation,
@@ -97,7 +98,7 @@ export class Profiles {
     }, pageNumber);
   }
 
-  update(profileId: string, params: ProfileUpdateParams, options?: RequestOptions): Promise<Profile> {
+  async update(profileId: string, params: ProfileUpdateParams, options?: RequestOptions): Promise<Profile> {
     const operation = 'profiles.update';
     return this.#transport.request(
       {
