@@ -6,10 +6,14 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     // Tests import the package by its public name; these point the names at the sources.
-    alias: [{ find: /^cloudbrowser$/, replacement: here('./src/index.ts') }],
+    alias: [
+      { find: /^cloudbrowser$/, replacement: here('./src/index.ts') },
+      { find: /^cloudbrowser\/local$/, replacement: here('./src/local/index.ts') },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

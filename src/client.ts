@@ -15,6 +15,8 @@ export interface ClientOptions {
   apiKey?: string;
   /**
    * The service host, such as `https://service.example`; each resource adds its `/api/vN` prefix.
+   * `'local'` starts the local service (`cloudbrowser/local`) in this process on first use, with real
+   * Chromium, and closes it at exit; no key is needed then.
    * @default process.env.CLOUDBROWSER_BASE_URL
    */
   baseUrl?: string;
@@ -40,6 +42,9 @@ const OptionsSchema = z.object({
   timeoutMs: z.number().int('must be a whole number').positive(),
   maxRetries: z.number().int('must be a whole number').min(0).max(10),
 });
+
+/** The `baseUrl` that means: start the local service in this process. */
+const LOCAL = 'local';
 
 const ENV = {
   apiKey: 'CLOUDBROWSER_API_KEY',
@@ -71,10 +76,12 @@ export class CloudBrowserClient {
     const baseUrl = options.baseUrl ?? readEnv(ENV.baseUrl);
     if (baseUrl === undefined)
       throw missing('baseUrl', ENV.baseUrl, 'the service host, such as https://service.example');
-    if (apiKey === undefined) throw missing('apiKey', ENV.apiKey, 'your API key');
+    const local = baseUrl === LOCAL;
+    if (apiKey === undefined && !local) throw missing('apiKey', ENV.apiKey, 'your API key');
     const parsed = OptionsSchema.safeParse({
-      apiKey,
-      baseUrl,
+      // The embedded service has its own URL and key, known once it runs.
+      apiKey: local ? 'embedded' : apiKey,
+      baseUrl: local ? 'http://embedded' : baseUrl,
       apiKeyHeader: options.apiKeyHeader ?? readEnv(ENV.apiKeyHeader) ?? 'X-Service-API-Key',
       timeoutMs: options.timeoutMs ?? 60_000,
       maxRetries: options.maxRetries ?? 2,
@@ -84,14 +91,16 @@ export class CloudBrowserClient {
       throw new ConfigurationError(`CloudBrowserClient: invalid options: ${problems}`);
     }
     const config = parsed.data;
-    this.baseUrl = config.baseUrl;
+    this.baseUrl = local ? LOCAL : config.baseUrl;
     this.apiKeyHeader = config.apiKeyHeader;
     this.timeoutMs = config.timeoutMs;
     this.maxRetries = config.maxRetries;
+    // The embedded service is imported only when asked for, so the root entry stays light.
+    const embedded = () => import('./local/embedded.js').then((m) => m.embeddedService());
     const transport = new Transport({
-      baseUrl: async () => config.baseUrl,
-      apiKey: async () => config.apiKey,
-      apiKeyHeader: config.apiKeyHeader,
+      baseUrl: local ? async () => (await embedded()).baseUrl : async () => config.baseUrl,
+      apiKey: local ? async () => (await embedded()).apiKey : async () => config.apiKey,
+      apiKeyHeader: local ? 'X-Service-API-Key' : config.apiKeyHeader,
       timeoutMs: config.timeoutMs,
       maxRetries: config.maxRetries,
       dispatcher: options.dispatcher,

@@ -202,6 +202,65 @@ export class APIUserAbortError extends CloudBrowserError {
   }
 }
 
+/**
+ * The local service found no Chromium to launch, or `chromePath` / `CHROME_PATH` points at
+ * something that is not an executable file. The message lists where it looked and how to get one.
+ */
+export class ChromiumNotFoundError extends CloudBrowserError {
+  override readonly code = 'chromium_not_found';
+  override readonly name = 'ChromiumNotFoundError';
+  /** Every place that was looked at, in the order it was looked at. */
+  readonly searched: readonly string[];
+
+  constructor(message: string, searched: readonly string[]) {
+    super(message);
+    this.searched = searched;
+  }
+}
+
+interface ChromiumLaunchErrorInit {
+  executablePath: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  /** The last lines Chromium wrote to stderr, already stripped of anything secret. */
+  stderrTail?: string;
+}
+
+/** Chromium could not be started, exited before it was ready, or did not come up in time. */
+export class ChromiumLaunchError extends CloudBrowserError {
+  override readonly code = 'chromium_launch_failed';
+  override readonly name = 'ChromiumLaunchError';
+  readonly executablePath: string;
+  /** The exit code, when Chromium exited before it was ready. */
+  readonly exitCode: number | null;
+  /** The signal that ended Chromium, when one did. */
+  readonly signal: string | null;
+  /** The last lines Chromium wrote to stderr (also at the end of the message). */
+  readonly stderrTail: string;
+
+  constructor(reason: string, init: ChromiumLaunchErrorInit, options?: ErrorOptions) {
+    const tail = init.stderrTail ? `\nlast lines of its stderr:\n${init.stderrTail}` : '';
+    super(`launching Chromium (${init.executablePath}): ${reason}${tail}`, options);
+    this.executablePath = init.executablePath;
+    this.exitCode = init.exitCode ?? null;
+    this.signal = init.signal ?? null;
+    this.stderrTail = init.stderrTail ?? '';
+  }
+}
+
+/** A command on a local Chromium's private control channel failed, or Chromium exited before it answered. */
+export class ChromiumProtocolError extends CloudBrowserError {
+  override readonly code = 'chromium_protocol_error';
+  override readonly name = 'ChromiumProtocolError';
+  /** The CDP method that was sent. */
+  readonly method: string;
+
+  constructor(method: string, reason: string) {
+    super(`Chromium control channel: ${method}: ${reason}`);
+    this.method = method;
+  }
+}
+
 function describeRequest({ operation, method, path }: RequestInfo): string {
   return `${operation} (${method} ${path})`;
 }
@@ -228,15 +287,20 @@ function summarise(body: ErrorBody): string {
 
 const MAX_SECONDS = 24 * 60 * 60;
 
+/** Parses a `Retry-After` header (seconds or an HTTP date) into milliseconds. Not public. */
+export function retryAfterHeaderMs(headers: Record<string, string>): number | undefined {
+  const header = headers['retry-after'];
+  if (header === undefined || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, MAX_SECONDS) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
 /** Parses `Retry-After` (seconds or an HTTP date), then `retry_after_seconds`, then `X-RateLimit-Reset`. */
 function retryAfterMs(headers: Record<string, string>, body: Record<string, unknown>): number | undefined {
-  const header = headers['retry-after'];
-  if (header !== undefined) {
-    const seconds = Number(header);
-    if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, MAX_SECONDS) * 1000;
-    const date = Date.parse(header);
-    if (!Number.isNaN(date)) return Math.max(0, date - Date.now());
-  }
+  const fromHeader = retryAfterHeaderMs(headers);
+  if (fromHeader !== undefined) return fromHeader;
   const fromBody = body.retry_after_seconds;
   if (typeof fromBody === 'number' && fromBody >= 0) return Math.min(fromBody, MAX_SECONDS) * 1000;
   const reset = Number(headers['x-ratelimit-reset']);
