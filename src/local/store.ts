@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -64,6 +64,12 @@ export class Store {
   static async open(dir: string): Promise<Store> {
     const store = new Store(dir);
     await mkdir(join(dir, 'profiles'), { recursive: true });
+    // Temporary files of saves a crash interrupted: the versions they would have replaced are whole.
+    for (const folder of [dir, join(dir, 'profiles')]) {
+      for (const name of await readdir(folder)) {
+        if (name.endsWith('.tmp')) await rm(join(folder, name), { force: true });
+      }
+    }
     const state = await readJson<State>(join(dir, 'state.json'));
     for (const browser of state?.browsers ?? []) store.browsers.set(browser.id, browser);
     for (const profile of state?.profiles ?? []) store.profiles.set(profile.id, profile);

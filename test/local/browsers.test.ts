@@ -152,6 +152,34 @@ describe('profiles', () => {
     }
   });
 
+  test('two browsers may share a profile at once, and the one stopped last wins', async () => {
+    const profile = await local.client.profiles.create({ name: 'shared' });
+    const [a, b] = await Promise.all([
+      local.client.browsers.create({ profileId: profile.id, proxyCountryCode: null }),
+      local.client.browsers.create({ profileId: profile.id, proxyCountryCode: null }),
+    ]);
+    for (const [session, user] of [
+      [a, 'alice'],
+      [b, 'bob'],
+    ] as const) {
+      const pw = await chromium.connectOverCDP(session.cdpUrl ?? '');
+      await pw.contexts()[0]?.pages()[0]?.goto(`${site.url}/login?user=${user}`);
+      await pw.close();
+    }
+    await local.client.browsers.stop(a.id);
+    await local.client.browsers.stop(b.id);
+    const next = await local.client.browsers.create({ profileId: profile.id, proxyCountryCode: null });
+    try {
+      const pw = await chromium.connectOverCDP(next.cdpUrl ?? '');
+      const page = pw.contexts()[0]?.pages()[0];
+      await page?.goto(`${site.url}/account`);
+      expect(await page?.textContent('#status')).toBe('logged in as bob');
+      await pw.close();
+    } finally {
+      await local.client.browsers.stop(next.id);
+    }
+  });
+
   test('a browser without the profile starts logged out', async () => {
     const session = await local.client.browsers.create({ proxyCountryCode: null });
     try {

@@ -103,6 +103,18 @@ describe('cloudbrowser serve', () => {
     await expect(startLocalService({ dataDir, log: false })).rejects.toThrow(/in use/);
   });
 
+  test('the key header is configurable, for clients that name it differently', async () => {
+    await using service = await startLocalService({
+      dataDir: await tempDir(),
+      log: false,
+      apiKeyHeader: 'X-Other-Key',
+    });
+    const profile = await service.client().profiles.create({ name: 'header' });
+    expect(service.client().apiKeyHeader).toBe('X-Other-Key');
+    const wrongHeader = new CloudBrowserClient({ baseUrl: service.baseUrl, apiKey: service.apiKey });
+    await expect(wrongHeader.profiles.get(profile.id)).rejects.toMatchObject({ status: 401 });
+  });
+
   test('a non-loopback host needs an explicit opt-in', async () => {
     await expect(startLocalService({ host: '0.0.0.0', dataDir: await tempDir() })).rejects.toThrow(
       /allowRemote/,
