@@ -9,6 +9,9 @@ export default defineConfig({
     alias: [
       { find: /^cloudbrowser$/, replacement: here('./src/index.ts') },
       { find: /^cloudbrowser\/local$/, replacement: here('./src/local/index.ts') },
+      { find: /^cloudbrowser\/playwright$/, replacement: here('./adapters/playwright.ts') },
+      { find: /^cloudbrowser\/puppeteer$/, replacement: here('./adapters/puppeteer.ts') },
+      { find: /^cloudbrowser\/playwright-test$/, replacement: here('./adapters/playwright-test.ts') },
     ],
   },
   test: {

@@ -60,6 +60,11 @@ export const BrowserListParamsSchema = z.strictObject({
   metadata: metadata.optional(),
 });
 
+export const BrowserStopAllParamsSchema = z.strictObject({
+  /** Stops only active browsers carrying every one of these pairs; at least one pair, so it never sweeps everything. */
+  metadata: metadata.refine((pairs) => Object.keys(pairs).length > 0, 'must have at least one pair'),
+});
+
 export const BrowserStopBodySchema = z.strictObject({ action: z.literal('stop') });
 
 export const BrowserPageSchema = pageOf(BrowserSessionSchema);
@@ -68,12 +73,16 @@ export type BrowserCreateParams = z.input<typeof BrowserCreateParamsSchema>;
 export type BrowserListParams = z.input<typeof BrowserListParamsSchema>;
 export type BrowserSession = z.output<typeof BrowserSessionSchema>;
 export type CustomProxy = z.input<typeof CustomProxySchema>;
+export type BrowserStopAllParams = z.input<typeof BrowserStopAllParamsSchema>;
 
 /**
  * The metadata key the client puts on every create, with a fresh value, so that a browser whose
  * create failed ambiguously (timeout, reset, abort after sending) can be found and stopped.
  */
 export const CREATE_TAG = 'cloudbrowser.createId';
+
+/** How many stop actions `stopAll` has in flight at once. */
+const STOP_ALL_CONCURRENCY = 5;
 
 /** How often, and how far apart, an ambiguous create looks for the browser it may have made. */
 const RECONCILE_ATTEMPTS = 3;
@@ -211,5 +220,34 @@ export class Browsers {
       if (browser.status !== 'stopped') throw error;
       return browser;
     }
+  }
+
+  /**
+   * Stops every active browser that carries all of `metadata`'s pairs, and returns them stopped.
+   * A CI job tags its browsers with its run id (`create({ metadata: { ci: runId } })`) and sweeps
+   * them at the end, whatever its tests left behind. Browsers are looked up once, then stopped a
+   * few at a time; if some stops fail, the others are still stopped and the first failure is
+   * thrown, its message naming what was and was not stopped.
+   *
+   * @example
+   * const swept = await client.browsers.stopAll({ metadata: { ci: process.env.GITHUB_RUN_ID ?? 'local' } });
+   */
+  async stopAll(params: BrowserStopAllParams, options?: RequestOptions): Promise<BrowserSession[]> {
+    const { metadata } = parseRequest('browsers.stopAll', BrowserStopAllParamsSchema, params);
+    const active = await this.list({ filterBy: 'active', metadata, pageSize: 100 }, options).toArray();
+    const results: PromiseSettledResult<BrowserSession>[] = [];
+    for (let start = 0; start < active.length; start += STOP_ALL_CONCURRENCY) {
+      const batch = active.slice(start, start + STOP_ALL_CONCURRENCY);
+      results.push(...(await Promise.allSettled(batch.map((browser) => this.stop(browser.id, options)))));
+    }
+    const stopped = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = active.filter((_, i) => results[i]?.status === 'rejected').map((b) => b.id);
+    const firstFailure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (firstFailure === undefined) return stopped;
+    const error: unknown = firstFailure.reason;
+    if (error instanceof Error) {
+      error.message += `; browsers.stopAll stopped ${stopped.length} of ${active.length}, not: ${failed.join(', ')}`;
+    }
+    throw error;
   }
 }
