@@ -7,6 +7,9 @@ import { readEnv } from './internal/env.js';
 import { Transport } from './internal/transport.js';
 import { Browsers } from './resources/browsers.js';
 import { Profiles } from './resources/profiles.js';
+import { Runs } from './resources/runs.js';
+import { Sessions } from './resources/sessions.js';
+import { Skills } from './resources/skills.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link CloudBrowserClient}. Each falls back to its environment variable, then its default. */
@@ -65,6 +68,12 @@ export class CloudBrowserClient {
   readonly browsers: Browsers;
   /** `/api/v4/profiles`: create, get, list, update, delete. */
   readonly profiles: Profiles;
+  /** `/api/v4/runs`: Agent runs: create, get, status, cancel, events, wait. */
+  readonly runs: Runs;
+  /** `/api/v3/sessions`: v3 Agent tasks: create, get, wait. */
+  readonly sessions: Sessions;
+  /** `/api/v2/skills`: legacy skills: get, list, rollback. */
+  readonly skills: Skills;
   /** The service host this client talks to. */
   readonly baseUrl: string;
   readonly apiKeyHeader: string;
@@ -109,6 +118,9 @@ export class CloudBrowserClient {
     });
     this.browsers = new Browsers(transport);
     this.profiles = new Profiles(transport);
+    this.runs = new Runs(transport);
+    this.sessions = new Sessions(transport);
+    this.skills = new Skills(transport);
   }
 
   /** What the client shows of itself: never the key. */

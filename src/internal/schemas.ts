@@ -30,3 +30,24 @@ export const pageOf = <T extends z.ZodType>(item: T) =>
     pageNumber: z.number().int().positive(),
     pageSize: z.number().int().positive(),
   });
+
+const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** A bare host name such as `example.com`, compared in lower case; it also covers its subdomains. */
+export const hostName = z
+  .string()
+  .regex(HOST_NAME, 'must be a bare host name such as example.com: no scheme, port, path or wildcard')
+  .transform((host) => host.toLowerCase());
+
+/**
+ * A host name or a `*.<domain>` pattern, as v2 and v3 tasks take them: `*.example.com` covers the
+ * subdomains of example.com, `example.com` the host and its subdomains.
+ */
+export const domainPattern = z
+  .string()
+  .refine(
+    (value) => HOST_NAME.test(value.startsWith('*.') ? value.slice(2) : value),
+    'must be a host name such as example.com or a pattern such as *.example.com: no scheme, port or path',
+  )
+  .transform((pattern) => pattern.toLowerCase());

@@ -11,6 +11,8 @@ import { type ClientOptions, CloudBrowserClient } from '../client.js';
 import { ConfigurationError } from '../errors.js';
 import { readEnv } from '../internal/env.js';
 import { countryCode } from '../internal/schemas.js';
+import { type AgentDriver, AgentEngine } from './agent.js';
+import { agentRoutes } from './agent-routes.js';
 import { BrowserPool } from './browser-pool.js';
 import { proxyCdp } from './cdp-proxy.js';
 import { findChromium } from './chromium-path.js';
@@ -18,7 +20,9 @@ import { HttpError, sendJson } from './http.js';
 import { liveRoutes } from './live.js';
 import { toMicros } from './money.js';
 import { match, restRoutes } from './routes.js';
+import { type LocalSkillSeed, SkillStore, skillSeedsFrom } from './skills.js';
 import { Store } from './store.js';
+import { type LocalVaultOptions, vaultFrom } from './vault.js';
 
 /** Options of {@link startLocalService}. */
 export interface LocalServiceOptions {
@@ -54,6 +58,15 @@ export interface LocalServiceOptions {
   keepAlive?: boolean;
   /** Where lifecycle log lines go; `false` for none. @default stderr when `CLOUDBROWSER_LOG` is set, else none */
   log?: ((line: string) => void) | false;
+  /**
+   * Carries out agent runs (`/api/v4/runs`, `/api/v3/sessions`) in a real local browser. No model
+   * runs locally: without a driver, every run fails with "no agent driver configured".
+   */
+  agent?: AgentDriver;
+  /** The project's password-manager integrations, whose items runs may type as secrets. @default none */
+  vault?: LocalVaultOptions;
+  /** v2 skills to start with; each is added once and then kept, with its versions, in the data dir. */
+  skills?: LocalSkillSeed[];
 }
 
 /** A running local service. */
@@ -109,6 +122,8 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     );
   }
   const log = logger(options.log);
+  const vault = vaultFrom(options.vault);
+  const skillSeeds = skillSeedsFrom(options.skills);
   const dataDir = config.dataDir ?? defaultDataDir();
   await mkdir(dataDir, { recursive: true });
   const releaseLock = await lockDataDir(dataDir);
@@ -129,7 +144,9 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     keepAlive: config.keepAlive,
     log,
   });
-  const rest = restRoutes(pool);
+  const agent = await AgentEngine.open({ pool, dataDir, driver: options.agent, log });
+  const skills = await SkillStore.open(dataDir, skillSeeds);
+  const rest = [...restRoutes(pool), ...agentRoutes(agent, vault), ...skills.routes()];
   const live = liveRoutes(pool);
   const headerName = config.apiKeyHeader.toLowerCase();
 
@@ -194,10 +211,12 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      await agent.close();
       await pool.stopAll('service closed');
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await store.flush();
+      await skills.flush();
       await releaseLock();
       log('local service closed');
     })());

@@ -113,7 +113,7 @@ export class Store {
   }
 }
 
-async function readJson<T>(path: string): Promise<T | undefined> {
+export async function readJson<T>(path: string): Promise<T | undefined> {
   try {
     return JSON.parse(await readFile(path, 'utf8')) as T;
   } catch (error) {
@@ -122,7 +122,7 @@ async function readJson<T>(path: string): Promise<T | undefined> {
   }
 }
 
-async function writeAtomic(path: string, data: string): Promise<void> {
+export async function writeAtomic(path: string, data: string): Promise<void> {
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   const file = await open(temporary, 'w', 0o600);
   try {

@@ -12,6 +12,7 @@ import {
   APIUserAbortError,
   AuthenticationError,
   BadRequestError,
+  BrowserConnectError,
   type BrowserCreateParams,
   type BrowserSession,
   type ClientOptions,
@@ -104,6 +105,7 @@ describe('the public types', () => {
       APIConnectionError,
       APITimeoutError,
       APIUserAbortError,
+      BrowserConnectError,
       ConfigurationError,
       RequestValidationError,
       ResponseValidationError,
@@ -139,6 +141,7 @@ describe('the public types', () => {
       'APIUserAbortError',
       'AuthenticationError',
       'BadRequestError',
+      'BrowserConnectError',
       'CREATE_TAG',
       'CloudBrowserClient',
       'CloudBrowserError',
@@ -150,8 +153,13 @@ describe('the public types', () => {
       'RateLimitError',
       'RequestValidationError',
       'ResponseValidationError',
+      'SKILL_IS_PUBLIC_DETAIL',
+      'SKILL_NOT_FOUND_DETAIL',
       'UnprocessableEntityError',
       'VERSION',
+      'WaitTimeoutError',
+      'WebhookVerificationError',
+      'verifyWebhook',
     ]);
   });
 });
