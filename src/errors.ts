@@ -261,6 +261,34 @@ export class ChromiumProtocolError extends CloudBrowserError {
   }
 }
 
+/** Why {@link BrowserConnectError} was thrown. */
+export type BrowserConnectFailure = 'failed' | 'timeout' | 'aborted' | 'not_active';
+
+/**
+ * A browser framework (Playwright, Puppeteer) could not be connected to a cloud browser: the
+ * connect failed (`failed`), took longer than `connectTimeoutMs` (`timeout`), was aborted by the
+ * caller's signal (`aborted`), or the browser has no CDP endpoint to connect to (`not_active`).
+ * The message says what happened to the browser (stopped, or left as it was). Frameworks echo
+ * URLs in their errors: the API key and the secret parts of `cdpUrl` are cut out of the message
+ * and of the `cause` chain, which holds redacted copies of the framework's errors.
+ */
+export class BrowserConnectError extends CloudBrowserError {
+  override readonly code = 'browser_connect_failed';
+  override readonly name = 'BrowserConnectError';
+  readonly reason: BrowserConnectFailure;
+  /** The browser that was being connected to. */
+  readonly browserId: string;
+
+  constructor(
+    init: { message: string; reason: BrowserConnectFailure; browserId: string },
+    options?: ErrorOptions,
+  ) {
+    super(init.message, options);
+    this.reason = init.reason;
+    this.browserId = init.browserId;
+  }
+}
+
 function describeRequest({ operation, method, path }: RequestInfo): string {
   return `${operation} (${method} ${path})`;
 }
@@ -308,4 +336,67 @@ function retryAfterMs(headers: Record<string, string>, body: Record<string, unkn
     return Math.min(reset, MAX_SECONDS) * 1000;
   }
   return undefined;
+}
+
+/**
+ * `runs.wait` or `sessions.wait` gave up after its `timeoutMs`. Only the waiting stopped: the run or
+ * session was NOT cancelled and goes on (and is billed) on the service until it ends or is cancelled.
+ */
+export class WaitTimeoutError extends CloudBrowserError {
+  override readonly code = 'wait_timeout';
+  override readonly name = 'WaitTimeoutError';
+  /** The library operation, such as `runs.wait`. */
+  readonly operation: string;
+  /** The id of the run or session waited for. */
+  readonly id: string;
+  readonly timeoutMs: number;
+  /** The last status seen before giving up, if one was read. */
+  readonly lastStatus: string | undefined;
+
+  constructor(init: { operation: string; what: string; id: string; timeoutMs: number; lastStatus?: string }) {
+    const seen = init.lastStatus === undefined ? 'no status was read' : `last status: ${init.lastStatus}`;
+    super(
+      `${init.operation}: ${init.what} ${init.id} did not finish within ${init.timeoutMs} ms (${seen}); ` +
+        `the ${init.what} was NOT cancelled and keeps running on the service: wait again, or cancel it`,
+    );
+    this.operation = init.operation;
+    this.id = init.id;
+    this.timeoutMs = init.timeoutMs;
+    this.lastStatus = init.lastStatus;
+  }
+}
+
+/** Why {@link WebhookVerificationError} refused a delivery. */
+export type WebhookFailure =
+  | 'missing_signature'
+  | 'missing_timestamp'
+  | 'malformed_signature'
+  | 'malformed_timestamp'
+  | 'malformed_body'
+  | 'bad_signature'
+  | 'stale_timestamp'
+  | 'future_timestamp';
+
+/**
+ * `verifyWebhook` refused a delivery: `code` says why. Never trust the body of a refused delivery;
+ * the message names headers and limits, never the secret or the expected signature.
+ */
+export class WebhookVerificationError extends CloudBrowserError {
+  override readonly code: WebhookFailure;
+  override readonly name = 'WebhookVerificationError';
+
+  constructor(code: WebhookFailure, message: string) {
+    super(`verifyWebhook: ${message}`);
+    this.code = code;
+  }
+}
+
+/**
+ * The network observer (`observeNetwork`) could not connect to a browser, could not attach to it, or
+ * was given something that is not a live browser. Messages name the host, never the `cdpUrl`'s path,
+ * which holds the browser's secret.
+ */
+export class NetworkObserverError extends CloudBrowserError {
+  override readonly code = 'network_observer_error';
+  override readonly name = 'NetworkObserverError';
 }

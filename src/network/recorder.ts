@@ -1,0 +1,398 @@
+import type {
+  CdpResponse,
+  DataReceived,
+  ExtraInfo,
+  LoadingFailed,
+  LoadingFinished,
+  RequestWillBeSent,
+  ResponseReceived,
+} from './protocol.js';
+import type { Redactor } from './redact.js';
+import { RingBuffer } from './ring-buffer.js';
+import type { AttachedTarget } from './targets.js';
+import { layOutTimings } from './timings.js';
+import type {
+  NetworkEntry,
+  NetworkEntryState,
+  NetworkFailure,
+  NetworkInitiator,
+  NetworkRedirect,
+} from './types.js';
+
+/** What the recorder tells its owner. `wants` lets it skip building snapshots nobody listens to. */
+export interface RecorderHooks {
+  wants(event: 'request' | 'response'): boolean;
+  started(entry: NetworkEntry): void;
+  responded(entry: NetworkEntry): void;
+  /** An entry ended and was stored (`finished`, `failed` or `incomplete`). */
+  ended(entry: NetworkEntry): void;
+}
+
+export interface RecorderOptions {
+  maxEntries: number;
+  maxInFlight: number;
+  headers: boolean;
+  redactor: Redactor;
+  hooks: RecorderHooks;
+}
+
+/** The response part of a request in flight, kept as raw as possible until the request ends. */
+interface Response {
+  status: number;
+  statusText: string;
+  mimeType: string;
+  protocol: string;
+  remoteAddress: string | null;
+  fromDisk: boolean;
+  fromPrefetch: boolean;
+  fromServiceWorker: boolean;
+  encodedDataLength: number;
+  timing: CdpResponse['timing'];
+  headers: Record<string, string> | undefined;
+}
+
+/** A request between `requestWillBeSent` and its end. */
+interface InFlight {
+  id: string;
+  url: string;
+  method: string;
+  resourceType: string;
+  frameId: string | null;
+  initiator: NetworkInitiator;
+  target: AttachedTarget;
+  /** The session that reported last: when it goes, the request cannot end. */
+  session: string;
+  startSeconds: number;
+  wallSeconds: number;
+  /** The time of the latest event: where an `incomplete` request is taken to have ended. */
+  lastSeconds: number;
+  response: Response | undefined;
+  fromMemory: boolean;
+  decoded: number;
+  redirects: NetworkRedirect[];
+  requestHeaders: Record<string, string> | undefined;
+  /** Raw-header events (cookies included), one per hop, in order; only with `headers: true`. */
+  extraRequest: Record<string, string>[] | undefined;
+  extraResponse: Record<string, string>[] | undefined;
+}
+
+/** Header events that arrived before their request; a few, for a short while. */
+const MAX_EARLY_EXTRA_INFO = 500;
+
+/**
+ * Turns the Network domain's events, from any session, into one {@link NetworkEntry} per request.
+ * Events of one request may come from several sessions (an out-of-process iframe's document is
+ * requested in its parent's session and finishes in its own), so requests are keyed by Chromium's
+ * request id, which is unique in the browser. Both maps are bounded, and so is each entry.
+ */
+export class NetworkRecorder {
+  readonly #options: RecorderOptions;
+  readonly #redactor: Redactor;
+  readonly #hooks: RecorderHooks;
+  readonly #inFlight = new Map<string, InFlight>();
+  readonly #earlyExtra = new Map<
+    string,
+    { request: Record<string, string>[]; response: Record<string, string>[] }
+  >();
+  readonly entries: RingBuffer<NetworkEntry>;
+
+  constructor(options: RecorderOptions) {
+    this.#options = options;
+    this.#redactor = options.redactor;
+    this.#hooks = options.hooks;
+    this.entries = new RingBuffer(options.maxEntries);
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Handles one `Network.*` event of an attached target. */
+  handle(method: string, params: unknown, target: AttachedTarget, sessionId: string): void {
+    switch (method) {
+      case 'Network.requestWillBeSent':
+        this.#requestWillBeSent(params as RequestWillBeSent, target, sessionId);
+        break;
+      case 'Network.responseReceived':
+        this.#responseReceived(params as ResponseReceived, sessionId);
+        break;
+      case 'Network.dataReceived': {
+        const { requestId, dataLength, timestamp } = params as DataReceived;
+        const request = this.#inFlight.get(requestId);
+        if (request !== undefined) {
+          request.decoded += dataLength;
+          request.lastSeconds = timestamp;
+        }
+        break;
+      }
+      case 'Network.loadingFinished':
+        this.#loadingFinished(params as LoadingFinished, sessionId);
+        break;
+      case 'Network.loadingFailed':
+        this.#loadingFailed(params as LoadingFailed);
+        break;
+      case 'Network.requestServedFromCache': {
+        const request = this.#inFlight.get((params as { requestId: string }).requestId);
+        if (request !== undefined) request.fromMemory = true;
+        break;
+      }
+      case 'Network.requestWillBeSentExtraInfo':
+      case 'Network.responseReceivedExtraInfo':
+        if (this.#options.headers) this.#extraInfo(method, params as ExtraInfo);
+        break;
+    }
+  }
+
+  /** A session went away: its requests will never end; they are stored `incomplete`. */
+  sessionGone(sessionId: string): void {
+    for (const request of [...this.#inFlight.values()]) {
+      if (request.session === sessionId) this.#end(request, 'incomplete', request.lastSeconds, null);
+    }
+  }
+
+  /** Stores every request still in flight as `incomplete` (the observer is stopping). */
+  endAll(): void {
+    for (const request of [...this.#inFlight.values()])
+      this.#end(request, 'incomplete', request.lastSeconds, null);
+    this.#earlyExtra.clear();
+  }
+
+  #requestWillBeSent(event: RequestWillBeSent, target: AttachedTarget, sessionId: string): void {
+    const existing = this.#inFlight.get(event.requestId);
+    if (existing !== undefined) {
+      // The same id again is a redirect: the previous hop ended with `redirectResponse`.
+      if (event.redirectResponse === undefined) return;
+      this.#redirected(existing, event);
+      existing.session = sessionId;
+      if (this.#hooks.wants('request')) this.#hooks.started(this.#snapshot(existing, 'pending', null));
+      return;
+    }
+    if (this.#inFlight.size >= this.#options.maxInFlight) {
+      const oldest = this.#inFlight.values().next().value;
+      if (oldest !== undefined) this.#end(oldest, 'incomplete', oldest.lastSeconds, null);
+    }
+    const redactor = this.#redactor;
+    const request: InFlight = {
+      id: event.requestId,
+      url: redactor.url(event.request.url),
+      method: event.request.method,
+      resourceType: event.type ?? 'Other',
+      frameId: event.frameId ?? null,
+      initiator: initiatorOf(event, redactor),
+      target,
+      session: sessionId,
+      startSeconds: event.timestamp,
+      wallSeconds: event.wallTime,
+      lastSeconds: event.timestamp,
+      response: undefined,
+      fromMemory: false,
+      decoded: 0,
+      redirects: [],
+      requestHeaders: this.#options.headers ? redactor.headers(event.request.headers) : undefined,
+      extraRequest: undefined,
+      extraResponse: undefined,
+    };
+    const early = this.#earlyExtra.get(event.requestId);
+    if (early !== undefined) {
+      this.#earlyExtra.delete(event.requestId);
+      request.extraRequest = early.request;
+      request.extraResponse = early.response;
+    }
+    this.#inFlight.set(request.id, request);
+    if (this.#hooks.wants('request')) this.#hooks.started(this.#snapshot(request, 'pending', null));
+  }
+
+  /** Closes the current hop with its 3xx response and starts the next one. */
+  #redirected(request: InFlight, event: RequestWillBeSent): void {
+    const response = this.#response(event.redirectResponse as CdpResponse);
+    const hop = request.redirects.length;
+    const timings = layOutTimings({
+      startSeconds: request.startSeconds,
+      wallSeconds: request.wallSeconds,
+      endSeconds: event.timestamp,
+      timing: response.timing,
+      responded: true,
+    });
+    const redirect: NetworkRedirect = {
+      url: request.url,
+      method: request.method,
+      status: response.status,
+      statusText: response.statusText,
+      protocol: response.protocol,
+      remoteAddress: response.remoteAddress,
+      encodedDataLength: response.encodedDataLength,
+      timings,
+    };
+    if (this.#options.headers) {
+      Object.assign(redirect, {
+        requestHeaders: request.extraRequest?.[hop] ?? request.requestHeaders ?? {},
+        responseHeaders: request.extraResponse?.[hop] ?? response.headers ?? {},
+      });
+    }
+    // A chain is bounded like everything else: Chromium itself gives up after 20 redirects.
+    if (request.redirects.length < 50) request.redirects.push(redirect);
+    request.url = this.#redactor.url(event.request.url);
+    request.method = event.request.method;
+    request.startSeconds = event.timestamp;
+    request.wallSeconds = event.wallTime;
+    request.lastSeconds = event.timestamp;
+    request.response = undefined;
+    request.fromMemory = false;
+    request.decoded = 0;
+    if (this.#options.headers) request.requestHeaders = this.#redactor.headers(event.request.headers);
+  }
+
+  #responseReceived(event: ResponseReceived, sessionId: string): void {
+    const request = this.#inFlight.get(event.requestId);
+    if (request === undefined) return;
+    request.session = sessionId;
+    request.lastSeconds = event.timestamp;
+    request.response = this.#response(event.response);
+    if (event.type !== undefined) request.resourceType = event.type;
+    if (this.#hooks.wants('response')) this.#hooks.responded(this.#snapshot(request, 'responded', null));
+  }
+
+  #loadingFinished(event: LoadingFinished, sessionId: string): void {
+    const request = this.#inFlight.get(event.requestId);
+    if (request === undefined) return;
+    request.session = sessionId;
+    if (request.response !== undefined) request.response.encodedDataLength = event.encodedDataLength;
+    this.#end(request, 'finished', event.timestamp, null);
+  }
+
+  #loadingFailed(event: LoadingFailed): void {
+    const request = this.#inFlight.get(event.requestId);
+    if (request === undefined) return;
+    if (event.type !== undefined) request.resourceType = event.type;
+    this.#end(request, 'failed', event.timestamp, {
+      errorText: event.errorText,
+      canceled: event.canceled === true,
+      blockedReason: event.blockedReason ?? null,
+      corsError: event.corsErrorStatus?.corsError ?? null,
+    });
+  }
+
+  #extraInfo(method: string, event: ExtraInfo): void {
+    const headers = this.#redactor.headers(event.headers);
+    const isRequest = method === 'Network.requestWillBeSentExtraInfo';
+    const request = this.#inFlight.get(event.requestId);
+    if (request !== undefined) {
+      if (isRequest) request.extraRequest ??= [];
+      else request.extraResponse ??= [];
+      const list = (isRequest ? request.extraRequest : request.extraResponse) as Record<string, string>[];
+      if (list.length <= request.redirects.length + 1) list.push(headers);
+      return;
+    }
+    // Chromium may send these before `requestWillBeSent`.
+    let early = this.#earlyExtra.get(event.requestId);
+    if (early === undefined) {
+      if (this.#earlyExtra.size >= MAX_EARLY_EXTRA_INFO) {
+        const oldest = this.#earlyExtra.keys().next().value;
+        if (oldest !== undefined) this.#earlyExtra.delete(oldest);
+      }
+      early = { request: [], response: [] };
+      this.#earlyExtra.set(event.requestId, early);
+    }
+    const list = isRequest ? early.request : early.response;
+    if (list.length < 4) list.push(headers);
+  }
+
+  #response(response: CdpResponse): Response {
+    return {
+      status: response.status,
+      statusText: response.statusText ?? '',
+      mimeType: response.mimeType ?? '',
+      protocol: response.protocol ?? '',
+      remoteAddress: remoteAddressOf(response),
+      fromDisk: response.fromDiskCache === true,
+      fromPrefetch: response.fromPrefetchCache === true,
+      fromServiceWorker: response.fromServiceWorker === true,
+      encodedDataLength: response.encodedDataLength ?? 0,
+      timing: response.timing,
+      headers: this.#options.headers ? this.#redactor.headers(response.headers) : undefined,
+    };
+  }
+
+  #end(
+    request: InFlight,
+    state: NetworkEntryState,
+    endSeconds: number,
+    failure: NetworkFailure | null,
+  ): void {
+    this.#inFlight.delete(request.id);
+    const entry = this.#snapshot(request, state, failure, endSeconds, true);
+    this.entries.push(entry);
+    this.#hooks.ended(entry);
+  }
+
+  /** The public form of a request: a new object, so what listeners keep never changes under them. */
+  #snapshot(
+    request: InFlight,
+    state: NetworkEntryState,
+    failure: NetworkFailure | null,
+    endSeconds = request.lastSeconds,
+    final = false,
+  ): NetworkEntry {
+    const { response, target } = request;
+    const fromCache = response?.fromDisk
+      ? 'disk'
+      : response?.fromPrefetch
+        ? 'prefetch'
+        : request.fromMemory
+          ? 'memory'
+          : null;
+    const entry: NetworkEntry = {
+      id: request.id,
+      state,
+      url: request.url,
+      method: request.method,
+      resourceType: request.resourceType,
+      status: response?.status ?? null,
+      statusText: response?.statusText ?? '',
+      mimeType: response?.mimeType ?? '',
+      protocol: response?.protocol ?? '',
+      // A cached response repeats the address of the one it copies; nothing was sent there now.
+      remoteAddress: fromCache === null ? (response?.remoteAddress ?? null) : null,
+      fromCache,
+      fromServiceWorker: response?.fromServiceWorker ?? false,
+      encodedDataLength: response?.encodedDataLength ?? 0,
+      decodedBodyLength: request.decoded,
+      timings: layOutTimings({
+        startSeconds: request.startSeconds,
+        wallSeconds: request.wallSeconds,
+        endSeconds: Math.max(endSeconds, request.startSeconds),
+        timing: response?.timing,
+        responded: response !== undefined,
+      }),
+      // A request that ended is gone from the map: its list is handed over, not copied.
+      redirects: final ? request.redirects : request.redirects.slice(),
+      failure,
+      initiator: request.initiator,
+      pageId: target.pageId,
+      targetId: target.targetId,
+      targetType: target.type,
+      frameId: request.frameId,
+    };
+    if (this.#options.headers) {
+      const hop = request.redirects.length;
+      Object.assign(entry, {
+        requestHeaders: request.extraRequest?.[hop] ?? request.requestHeaders ?? {},
+        responseHeaders: request.extraResponse?.[hop] ?? response?.headers ?? {},
+      });
+    }
+    return entry;
+  }
+}
+
+function remoteAddressOf(response: CdpResponse): string | null {
+  const ip = response.remoteIPAddress;
+  if (ip === undefined || ip === '') return null;
+  const host = ip.includes(':') && !ip.startsWith('[') ? `[${ip}]` : ip;
+  return response.remotePort === undefined ? host : `${host}:${response.remotePort}`;
+}
+
+function initiatorOf(event: RequestWillBeSent, redactor: Redactor): NetworkInitiator {
+  const initiator = event.initiator;
+  const url = initiator?.url ?? initiator?.stack?.callFrames?.[0]?.url;
+  return { type: initiator?.type ?? 'other', url: url ? redactor.url(url) : null };
+}

@@ -1,0 +1,219 @@
+import type { CdpConnection } from './cdp-connection.js';
+import type { AttachedToTarget, DetachedFromTarget, TargetInfo } from './protocol.js';
+
+/** The kinds of target whose requests are observed. Others (the browser UI, tabs, worklets) are left alone. */
+const OBSERVED_TYPES = ['page', 'iframe', 'worker', 'shared_worker', 'service_worker'] as const;
+const OBSERVED = new Set<string>(OBSERVED_TYPES);
+/** For `Target.setAutoAttach` and `Target.getTargets`: only these types; anything unlisted is excluded. */
+const FILTER = OBSERVED_TYPES.map((type) => ({ type }));
+
+/**
+ * `Network.enable` options: Chromium keeps no bodies for this session (the observer never reads
+ * them), and sends no request bodies in events.
+ */
+const NETWORK_ENABLE = { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 };
+
+/** One target the observer is attached to, through one flattened session. */
+export interface AttachedTarget {
+  readonly sessionId: string;
+  readonly targetId: string;
+  readonly type: string;
+  /** The top-level page it belongs to (itself for a page); null for shared and service workers. */
+  readonly pageId: string | null;
+  readonly parentSessionId: string | undefined;
+}
+
+/** What a page looked like last, for HAR `pages`. */
+export interface PageInfo {
+  readonly title: string;
+  readonly url: string;
+}
+
+export interface TargetTrackerHooks {
+  /** A session went away (its target closed or crashed): its requests will never end. */
+  onGone(sessionId: string): void;
+  /** Redacts the page URLs and titles kept for HAR (a title may be a URL). */
+  redactUrl(url: string): string;
+}
+
+/** Pages whose title and URL are remembered for HAR, most recent last. */
+const MAX_PAGES = 1_000;
+
+/**
+ * Attaches to every page, popup, out-of-process iframe and worker of a browser, present and future,
+ * through one CDP connection. At the browser level and then in every session it attaches with
+ * `Target.setAutoAttach` (`waitForDebuggerOnStart`, so a new target's first request cannot be
+ * missed), enables the Network domain, and always releases the target at once with
+ * `Runtime.runIfWaitingForDebugger`: a target is never held longer than three commands take.
+ */
+export class TargetTracker {
+  readonly #connection: CdpConnection;
+  readonly #hooks: TargetTrackerHooks;
+  readonly #sessions = new Map<string, AttachedTarget>();
+  readonly #sessionOfTarget = new Map<string, string>();
+  readonly #pages = new Map<string, PageInfo>();
+  /** Session set-ups not finished yet; `start()` waits for them. */
+  readonly #setups = new Set<Promise<unknown>>();
+
+  constructor(connection: CdpConnection, hooks: TargetTrackerHooks) {
+    this.#connection = connection;
+    this.#hooks = hooks;
+  }
+
+  /** The target a session belongs to, if the observer is attached through it. */
+  target(sessionId: string | undefined): AttachedTarget | undefined {
+    return sessionId === undefined ? undefined : this.#sessions.get(sessionId);
+  }
+
+  /** Title and URL of a page target, while remembered. */
+  page(targetId: string): PageInfo | undefined {
+    return this.#pages.get(targetId);
+  }
+
+  get attachedCount(): number {
+    return this.#sessions.size;
+  }
+
+  /**
+   * Starts observing every target: the future ones by auto-attach, the present ones by the
+   * auto-attach's own sweep and then, for any it did not reach, `Target.attachToTarget`.
+   */
+  async start(): Promise<void> {
+    const connection = this.#connection;
+    await connection.send('Target.setDiscoverTargets', { discover: true, filter: FILTER });
+    await connection.send('Target.setAutoAttach', {
+      autoAttach: true,
+      waitForDebuggerOnStart: true,
+      flatten: true,
+      filter: FILTER,
+    });
+    await this.#settled();
+    const { targetInfos } = await connection.send<{ targetInfos: TargetInfo[] }>('Target.getTargets', {
+      filter: FILTER,
+    });
+    const missing = targetInfos.filter(
+      (info) => OBSERVED.has(info.type) && !this.#sessionOfTarget.has(info.targetId),
+    );
+    // Their `attachedToTarget` events set them up like the others; a target that closed meanwhile is no loss.
+    await Promise.allSettled(
+      missing.map((info) =>
+        connection.send('Target.attachToTarget', { targetId: info.targetId, flatten: true }),
+      ),
+    );
+    await this.#settled();
+  }
+
+  /** Handles a `Target.*` or `Inspector.*` event; returns false for anything else. */
+  handle(method: string, params: unknown, sessionId: string | undefined): boolean {
+    switch (method) {
+      case 'Target.attachedToTarget':
+        this.#attached(params as AttachedToTarget, sessionId);
+        return true;
+      case 'Target.detachedFromTarget':
+        this.#detached((params as DetachedFromTarget).sessionId);
+        return true;
+      case 'Target.targetCreated':
+      case 'Target.targetInfoChanged':
+        this.#remember((params as { targetInfo: TargetInfo }).targetInfo);
+        return true;
+      case 'Target.targetCrashed': {
+        const crashed = this.#sessionOfTarget.get((params as { targetId: string }).targetId);
+        if (crashed !== undefined) this.#hooks.onGone(crashed);
+        return true;
+      }
+      case 'Inspector.targetCrashed':
+        if (sessionId !== undefined) this.#hooks.onGone(sessionId);
+        return true;
+      case 'Inspector.detached':
+      case 'Target.targetDestroyed':
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  #attached(event: AttachedToTarget, parentSessionId: string | undefined): void {
+    const { sessionId, targetInfo } = event;
+    const connection = this.#connection;
+    const release = () => connection.send('Runtime.runIfWaitingForDebugger', {}, sessionId);
+    if (!OBSERVED.has(targetInfo.type) || this.#sessionOfTarget.has(targetInfo.targetId)) {
+      // Not ours to watch, or a second route to a target already watched (its requests would count
+      // twice): let it run and let go of it.
+      this.#track(
+        release()
+          .catch(() => {})
+          .then(() => connection.send('Target.detachFromTarget', { sessionId })),
+      );
+      return;
+    }
+    const parent = this.target(parentSessionId);
+    const target: AttachedTarget = {
+      sessionId,
+      targetId: targetInfo.targetId,
+      type: targetInfo.type,
+      pageId: pageIdOf(targetInfo, parent),
+      parentSessionId,
+    };
+    this.#sessions.set(sessionId, target);
+    this.#sessionOfTarget.set(target.targetId, sessionId);
+    this.#remember(targetInfo);
+    // Sent together, answered in order: Network is on before the target runs its first line.
+    // The release is sent whatever happens to the others.
+    const steps = [
+      connection.send('Network.enable', NETWORK_ENABLE, sessionId),
+      connection.send(
+        'Target.setAutoAttach',
+        { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: FILTER },
+        sessionId,
+      ),
+      release(),
+    ];
+    this.#track(Promise.allSettled(steps));
+  }
+
+  #detached(sessionId: string): void {
+    const target = this.#sessions.get(sessionId);
+    if (target === undefined) return;
+    this.#sessions.delete(sessionId);
+    if (this.#sessionOfTarget.get(target.targetId) === sessionId)
+      this.#sessionOfTarget.delete(target.targetId);
+    this.#hooks.onGone(sessionId);
+    // Chromium reports each child's detach, but not always before the parent's; do not wait for it.
+    for (const child of [...this.#sessions.values()]) {
+      if (child.parentSessionId === sessionId) this.#detached(child.sessionId);
+    }
+  }
+
+  #remember(info: TargetInfo | undefined): void {
+    if (info?.type !== 'page') return;
+    this.#pages.delete(info.targetId);
+    // Until a page has a title, Chromium shows its URL there, secrets and all.
+    const { redactUrl } = this.#hooks;
+    this.#pages.set(info.targetId, { title: redactUrl(info.title ?? ''), url: redactUrl(info.url ?? '') });
+    if (this.#pages.size > MAX_PAGES) {
+      const oldest = this.#pages.keys().next().value;
+      if (oldest !== undefined) this.#pages.delete(oldest);
+    }
+  }
+
+  #track(promise: Promise<unknown>): void {
+    const settled = promise.catch(() => {});
+    this.#setups.add(settled);
+    void settled.then(() => this.#setups.delete(settled));
+  }
+
+  /** Waits until every session set-up under way, including those they started, has finished. */
+  async #settled(): Promise<void> {
+    while (this.#setups.size > 0) await Promise.all([...this.#setups]);
+  }
+}
+
+/**
+ * A page is its own page; an iframe or a dedicated worker belongs to its parent's page. A shared or
+ * service worker serves many pages, so it belongs to none, whichever session happened to attach it.
+ */
+function pageIdOf(info: TargetInfo, parent: AttachedTarget | undefined): string | null {
+  if (info.type === 'page') return info.targetId;
+  if (info.type === 'iframe' || info.type === 'worker') return parent?.pageId ?? null;
+  return null;
+}

@@ -1,0 +1,72 @@
+import { observeNetwork } from 'cloudbrowser';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { useLocalService } from '../support/local-service.js';
+import { type NetworkSite, startNetworkSite } from '../support/network-site.js';
+import { entryWhere, openBrowser, pathOf } from '../support/observed-browser.js';
+
+let site: NetworkSite;
+beforeAll(async () => {
+  site = await startNetworkSite();
+});
+afterAll(async () => {
+  await site?.close();
+});
+
+const local = useLocalService();
+
+describe('bounds', () => {
+  test('the ring buffer keeps the newest maxEntries entries and counts the rest as dropped', async () => {
+    await using driven = await openBrowser(local.client);
+    await using network = await observeNetwork(driven.session, { maxEntries: 5 });
+    const ended: string[] = [];
+    network.on('finished', (entry) => ended.push(entry.url));
+    await driven.page.goto(`${site.url}/subresources?n=20`);
+    await entryWhere(network, (e) => pathOf(e.url) === '/img/19.png');
+
+    const held = network.entries();
+    expect(held).toHaveLength(5);
+    expect(ended.length).toBeGreaterThanOrEqual(23);
+    expect(network.dropped).toBe(ended.length - 5);
+    // The newest five, oldest first.
+    expect(held.map((e) => e.url)).toEqual(ended.slice(-5));
+    const summary = network.summary();
+    expect(summary.entries).toBe(5);
+    expect(summary.dropped).toBe(network.dropped);
+    expect(Object.values(summary.byStatusClass).reduce((a, b) => a + b, 0)).toBe(5);
+  });
+
+  test('maxInFlight bounds the requests tracked in flight: the oldest is recorded incomplete', async () => {
+    await using driven = await openBrowser(local.client);
+    await using network = await observeNetwork(driven.session, { maxInFlight: 2 });
+    await driven.page.goto(`${site.url}/`);
+    await driven.page.evaluate(() => {
+      for (let i = 0; i < 4; i++) void fetch(`/slow?ms=20000&i=${i}`);
+    });
+    await entryWhere(network, (e) => e.url.endsWith('i=1'));
+
+    const incomplete = network.entries().filter((e) => pathOf(e.url) === '/slow');
+    expect(incomplete.map((e) => e.url.slice(-3))).toEqual(['i=0', 'i=1']);
+    for (const entry of incomplete)
+      expect(entry).toMatchObject({ state: 'incomplete', status: null, failure: null });
+    expect(network.summary().inFlight).toBe(2);
+  });
+
+  test('summary lists the slowest entries, slowest first, and counts by type and host', async () => {
+    await using driven = await openBrowser(local.client);
+    await using network = await observeNetwork(driven.session);
+    await driven.page.goto(`${site.url}/with-iframe`);
+    await driven.page.evaluate(() => Promise.all([fetch('/slow?ms=600'), fetch('/slow?ms=300')]));
+    await entryWhere(network, (e) => e.url.endsWith('ms=600'));
+    await entryWhere(network, (e) => pathOf(e.url) === '/img/in-frame.png');
+
+    const summary = network.summary({ slowest: 2 });
+    expect(summary.slowest.map((e) => e.url.slice(-6))).toEqual(['ms=600', 'ms=300']);
+    expect(summary.slowest[0]?.timings.total).toBeGreaterThanOrEqual(600);
+    expect(summary.byResourceType).toMatchObject({ Document: 2, Fetch: 3, Image: 1 });
+    expect(summary.byHost[new URL(site.url).host]).toBeGreaterThanOrEqual(3);
+    expect(summary.byHost[new URL(site.crossSiteUrl).host]).toBeGreaterThanOrEqual(2);
+    expect(summary.bytes.encoded).toBeGreaterThan(summary.bytes.decoded);
+    expect(summary.failures.count).toBe(0);
+    expect(network.summary({ slowest: 0 }).slowest).toEqual([]);
+  });
+});
