@@ -10,9 +10,17 @@
  * await cb.page.goto('https://example.com');
  * // leaving the block disconnects Playwright and stops the browser: billing ends, the profile is saved
  */
+
+import type { ObserveNetworkOptions } from 'cloudbrowser';
 import type { Browser, BrowserContext, ConnectOverCDPOptions, Page } from 'playwright-core';
 import { type Driver, importFirst } from './internal/connect.js';
-import { CloudBrowserHandle, type HandleInit, openAttached, openCreated } from './internal/handle.js';
+import {
+  CloudBrowserHandle,
+  type HandleInit,
+  openAttached,
+  openCreated,
+  type WithNetwork,
+} from './internal/handle.js';
 import type { AttachOptions, ConnectOptions } from './internal/options.js';
 
 export type { AutoReconnectOptions } from './internal/options.js';
@@ -80,6 +88,12 @@ export class PlaywrightCloudBrowser extends CloudBrowserHandle<Connection> {
  * await cb.page.goto('https://example.com');
  */
 export async function connectCloudBrowser(
+  options: PlaywrightConnectOptions & { network: true | ObserveNetworkOptions },
+): Promise<WithNetwork<PlaywrightCloudBrowser>>;
+export async function connectCloudBrowser(
+  options?: PlaywrightConnectOptions,
+): Promise<PlaywrightCloudBrowser>;
+export async function connectCloudBrowser(
   options: PlaywrightConnectOptions = {},
 ): Promise<PlaywrightCloudBrowser> {
   const { playwright, connectOptions, ...rest } = options;
@@ -95,6 +109,14 @@ export async function connectCloudBrowser(
  * @example
  * await using cb = await attachCloudBrowser(browserId);
  */
+export async function attachCloudBrowser(
+  browserId: string,
+  options: PlaywrightAttachOptions & { network: true | ObserveNetworkOptions },
+): Promise<WithNetwork<PlaywrightCloudBrowser>>;
+export async function attachCloudBrowser(
+  browserId: string,
+  options?: PlaywrightAttachOptions,
+): Promise<PlaywrightCloudBrowser>;
 export async function attachCloudBrowser(
   browserId: string,
   options: PlaywrightAttachOptions = {},

@@ -9,9 +9,11 @@
  * await using cb = await connectCloudBrowser({ proxyCountryCode: 'de' });
  * await cb.page.goto('https://example.com');
  */
+
+import type { ObserveNetworkOptions } from 'cloudbrowser';
 import type { Browser, Page, ConnectOptions as PuppeteerLibConnectOptions } from 'puppeteer-core';
 import { type Driver, importFirst } from './internal/connect.js';
-import { CloudBrowserHandle, openAttached, openCreated } from './internal/handle.js';
+import { CloudBrowserHandle, openAttached, openCreated, type WithNetwork } from './internal/handle.js';
 import type { AttachOptions, ConnectOptions } from './internal/options.js';
 
 export type { AutoReconnectOptions } from './internal/options.js';
@@ -74,6 +76,10 @@ export class PuppeteerCloudBrowser extends CloudBrowserHandle<Connection> {
  * await cb.page.goto('https://example.com');
  */
 export async function connectCloudBrowser(
+  options: PuppeteerConnectOptions & { network: true | ObserveNetworkOptions },
+): Promise<WithNetwork<PuppeteerCloudBrowser>>;
+export async function connectCloudBrowser(options?: PuppeteerConnectOptions): Promise<PuppeteerCloudBrowser>;
+export async function connectCloudBrowser(
   options: PuppeteerConnectOptions = {},
 ): Promise<PuppeteerCloudBrowser> {
   const { puppeteer, connectOptions, ...rest } = options;
@@ -86,6 +92,14 @@ export async function connectCloudBrowser(
  * Connects Puppeteer to a browser that already runs. The handle does not own it, so `stop()`
  * only disconnects, unless `own: true`.
  */
+export async function attachCloudBrowser(
+  browserId: string,
+  options: PuppeteerAttachOptions & { network: true | ObserveNetworkOptions },
+): Promise<WithNetwork<PuppeteerCloudBrowser>>;
+export async function attachCloudBrowser(
+  browserId: string,
+  options?: PuppeteerAttachOptions,
+): Promise<PuppeteerCloudBrowser>;
 export async function attachCloudBrowser(
   browserId: string,
   options: PuppeteerAttachOptions = {},

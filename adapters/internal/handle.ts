@@ -7,7 +7,9 @@ import {
   BrowserConnectError,
   type BrowserSession,
   type CloudBrowserClient,
+  type NetworkObserver,
   NotFoundError,
+  observeNetwork,
 } from 'cloudbrowser';
 import { ConnectFailure, connectWithin, type Driver, setupError } from './connect.js';
 import { processGuards } from './guards.js';
@@ -34,6 +36,16 @@ export interface HandleInit<C> {
   readonly lease: Lease | undefined;
   readonly redactor: Redactor;
   readonly settings: Settings;
+  readonly network: NetworkObserver | undefined;
+}
+
+/** A handle made with `network` set: its observer is there for certain. */
+export type WithNetwork<H> = H & { readonly network: NetworkObserver };
+
+/** Starts the observer `network` asks for, on the browser's own CDP endpoint. */
+function observe(cdpUrl: string, network: CommonOptions['network']): Promise<NetworkObserver | undefined> {
+  if (!network) return Promise.resolve(undefined);
+  return observeNetwork(cdpUrl, network === true ? {} : network);
 }
 
 /** How long a disconnect may take during stop before the stop action is sent anyway. */
@@ -122,7 +134,14 @@ export async function openCreated<C, H>(
       signal,
       redactor,
     });
-    return make({ client, session, connection, driver, lease, redactor, settings });
+    let network: NetworkObserver | undefined;
+    try {
+      network = await observe(session.cdpUrl, common.network);
+    } catch (error) {
+      await driver.disconnect(connection).catch(() => {});
+      throw error;
+    }
+    return make({ client, session, connection, driver, lease, redactor, settings, network });
   } catch (error) {
     const outcome = await lease.stop().then(
       () => 'the browser was stopped',
@@ -145,7 +164,7 @@ export async function openAttached<C, H>(
 ): Promise<H> {
   const operation = 'attachCloudBrowser';
   const { client: clientOption, signal, own, ...rest } = options;
-  const { connectTimeoutMs, autoReconnect, supervise } = rest;
+  const { connectTimeoutMs, autoReconnect, supervise, network: networkOption } = rest;
   const settings = settingsOf(operation, { connectTimeoutMs, autoReconnect, supervise, own });
   const client = clientOf(clientOption);
   const access =
@@ -168,7 +187,14 @@ export async function openAttached<C, H>(
       signal,
       redactor,
     });
-    return make({ client, session, connection, driver, lease, redactor, settings });
+    let network: NetworkObserver | undefined;
+    try {
+      network = await observe(session.cdpUrl, networkOption);
+    } catch (error) {
+      await driver.disconnect(connection).catch(() => {});
+      throw error;
+    }
+    return make({ client, session, connection, driver, lease, redactor, settings, network });
   } catch (error) {
     lease?.forget();
     throw setupError(operation, driver, session.id, error, 'the browser was left as it was', redactor);
@@ -189,6 +215,7 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
   readonly #lease: Lease | undefined;
   readonly #redactor: Redactor;
   readonly #settings: Settings;
+  readonly #network: NetworkObserver | undefined;
   /** Connections the handle closed itself: their loss is no reason to reconnect. */
   readonly #letGo = new WeakSet<object>();
   #session: BrowserSession;
@@ -206,6 +233,7 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
     this.#lease = init.lease;
     this.#redactor = init.redactor;
     this.#settings = init.settings;
+    this.#network = init.network;
     this.#session = init.session;
     this.#connection = init.connection;
     this.#watch(init.connection);
@@ -214,6 +242,14 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
   /** The browser as the service last described it; `stop()` refreshes it with the stopped browser. */
   get session(): BrowserSession {
     return this.#session;
+  }
+
+  /**
+   * The network observer started by the `network` option (undefined without it): what the browser
+   * loaded, `summary()`, `toHar()`. It stops with the handle.
+   */
+  get network(): NetworkObserver | undefined {
+    return this.#network;
   }
 
   /** A page that shows the browser live, or null. Treat it as a secret: it needs no key. */
@@ -267,6 +303,8 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
 
   async #stop(): Promise<BrowserSession> {
     this.#ended = true;
+    // Stopped first, so that what it recorded ends with the user's work, not with the shutdown.
+    await this.#network?.stop();
     const disconnected = await this.#letGoOf(this.#connection);
     if (this.#lease) {
       // Once the browser is stopped its connection is gone anyway: a failed disconnect does not matter.

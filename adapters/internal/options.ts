@@ -4,6 +4,7 @@ import {
   type ClientOptions,
   CloudBrowserClient,
   ConfigurationError,
+  type ObserveNetworkOptions,
 } from 'cloudbrowser';
 import { z } from 'zod';
 import type { ServiceAccess } from './supervisor.js';
@@ -52,6 +53,13 @@ export interface CommonOptions {
    * @default false
    */
   supervise?: boolean;
+  /**
+   * Also record the browser's network traffic with {@link observeNetwork} (its own CDP connection,
+   * independent of the framework), as `handle.network`; it stops with the handle. `true` means the
+   * observer's defaults: metadata only, no headers or bodies, secrets redacted, 10,000 entries.
+   * @default false
+   */
+  network?: boolean | ObserveNetworkOptions;
 }
 
 /** Options of `connectCloudBrowser`: the common ones and the service's browser create fields. */
@@ -134,12 +142,13 @@ export function serviceAccess(
 
 /** Splits adapter options from the create fields, which go to the service as they are. */
 export function split(options: ConnectOptions): { common: CommonOptions; create: BrowserCreateParams } {
-  const { client, connectTimeoutMs, signal, autoReconnect, supervise, ...create } = options;
+  const { client, connectTimeoutMs, signal, autoReconnect, supervise, network, ...create } = options;
   const common: CommonOptions = {};
   if (client !== undefined) common.client = client;
   if (connectTimeoutMs !== undefined) common.connectTimeoutMs = connectTimeoutMs;
   if (signal !== undefined) common.signal = signal;
   if (autoReconnect !== undefined) common.autoReconnect = autoReconnect;
   if (supervise !== undefined) common.supervise = supervise;
+  if (network !== undefined) common.network = network;
   return { common, create };
 }

@@ -135,10 +135,21 @@ async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   return body;
 }
 
-const adapters = [
+/** What the two adapters share, so one test body can run against either. */
+interface Adapter {
+  connectCloudBrowser(
+    options: playwright.PlaywrightConnectOptions & puppeteer.PuppeteerConnectOptions,
+  ): Promise<playwright.PlaywrightCloudBrowser | puppeteer.PuppeteerCloudBrowser>;
+  attachCloudBrowser(
+    browserId: string,
+    options: playwright.PlaywrightAttachOptions & puppeteer.PuppeteerAttachOptions,
+  ): Promise<playwright.PlaywrightCloudBrowser | puppeteer.PuppeteerCloudBrowser>;
+}
+
+const adapters: readonly (readonly [string, Adapter])[] = [
   ['Playwright', playwright],
   ['Puppeteer', puppeteer],
-] as const;
+];
 
 describe.each(adapters)('%s adapter errors hold no API key and no cdpUrl secret', (name, adapter) => {
   test.each(['version 404', 'ws refused'] as const)('when the CDP endpoint fails (%s)', async (endpoint) => {

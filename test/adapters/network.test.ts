@@ -1,0 +1,44 @@
+import { connectCloudBrowser as connectPlaywright } from 'cloudbrowser/playwright';
+import { connectCloudBrowser as connectPuppeteer } from 'cloudbrowser/puppeteer';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { useLocalService } from '../support/local-service.js';
+import { type Site, startSite } from '../support/site.js';
+
+const local = useLocalService();
+let site: Site;
+beforeAll(async () => {
+  site = await startSite();
+});
+afterAll(() => site.close());
+
+test('connectCloudBrowser({ network: true }) records what the page loads as cb.network, and stops it with the handle', async () => {
+  const cb = await connectPlaywright({ client: local.client, proxyCountryCode: null, network: true });
+  try {
+    await cb.page.goto(`${site.url}/account?token=abc123`);
+    const entry = cb.network.entries().find((e) => e.url.startsWith(`${site.url}/account`));
+    expect(entry).toMatchObject({ method: 'GET', status: 200 });
+    // The observer's defaults hold: secret-looking query values are redacted.
+    expect(entry?.url).not.toContain('abc123');
+    expect(cb.network.summary().byStatusClass['2xx']).toBeGreaterThan(0);
+    expect(cb.network.stopped).toBe(false);
+  } finally {
+    expect((await cb.stop()).status).toBe('stopped');
+  }
+  expect(cb.network.stopped).toBe(true);
+});
+
+test('the Puppeteer adapter takes the same network option', async () => {
+  await using cb = await connectPuppeteer({
+    client: local.client,
+    proxyCountryCode: null,
+    network: { headers: true },
+  });
+  await cb.page.goto(`${site.url}/`);
+  const entry = cb.network.entries().find((e) => e.url === `${site.url}/`);
+  expect(entry?.status).toBe(200);
+});
+
+test('without the option there is no observer', async () => {
+  await using cb = await connectPlaywright({ client: local.client, proxyCountryCode: null });
+  expect(cb.network).toBeUndefined();
+});
