@@ -37,6 +37,7 @@ const med = (arm: Arm, key: keyof Sample) => median(samples[arm].map((s) => s[ke
 const paired = (a: Arm, b: Arm, key: keyof Sample = 'wall') =>
   median(samples[a].map((s, i) => s[key] / ((samples[b][i] as Sample)[key] || 1)));
 const ms = (value: number) => `${value.toFixed(0)} ms`;
+const signedMs = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(0)} ms`;
 const x = (value: number) => `${value.toFixed(3)}×`;
 const observerRatio = med('observer', 'wall') / med('without', 'wall');
 const allRecorded = loads.recorded.every((n) => n === subresources + 1);
@@ -91,9 +92,10 @@ The floor arm is the price of any CDP network observer with a connection of its 
 session with the Network domain on, whose events Chromium serialises (six per request), the
 service's proxy forwards and Node receives, here all on the same 2 cores as the page being loaded:
 ${x(med('floor', 'wall') / med('without', 'wall'))} (${x(paired('floor', 'without'))} per round),
-+${ms(med('floor', 'chromiumCpu') - med('without', 'chromiumCpu'))} of Chromium CPU, +${ms(med('floor', 'serviceCpu') - med('without', 'serviceCpu'))} of service CPU and
-+${ms(med('floor', 'nodeCpu') - med('without', 'nodeCpu'))} of Node CPU per load. The observer itself is ${x(paired('observer', 'floor'))} the floor per round; its own work
-(filtering, parsing, recording ${subresources + 1} requests) is ${ms(med('observer', 'nodeCpu') - med('floor', 'nodeCpu'))} of Node CPU per load. Against a cloud
+${signedMs(med('floor', 'chromiumCpu') - med('without', 'chromiumCpu'))} of Chromium CPU, ${signedMs(med('floor', 'serviceCpu') - med('without', 'serviceCpu'))} of service CPU and
+${signedMs(med('floor', 'nodeCpu') - med('without', 'nodeCpu'))} of Node CPU per load. The observer itself is ${x(paired('observer', 'floor'))} the floor per round, and its Node CPU is
+${signedMs(med('observer', 'nodeCpu') - med('floor', 'nodeCpu'))} per load against the floor's: its own work (filtering, parsing and recording
+${subresources + 1} requests, about ${((steadyCpu * (subresources + 1)) / 1000).toFixed(0)} ms at the ${steadyCpu.toFixed(0)} µs per request measured below) is lost in the noise. Against a cloud
 browser, the Chromium and proxy columns are spent on the service's machines; only the Node column
 is spent on yours, beside a browser that is not competing for its cores.
 \`observeNetwork()\` took ${ms(median(loads.attach))} to attach (median, not timed above).

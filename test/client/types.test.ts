@@ -148,6 +148,7 @@ describe('the public types', () => {
       'ConfigurationError',
       'ConflictError',
       'InternalServerError',
+      'NetworkObserverError',
       'NotFoundError',
       'PermissionDeniedError',
       'RateLimitError',
@@ -159,6 +160,7 @@ describe('the public types', () => {
       'VERSION',
       'WaitTimeoutError',
       'WebhookVerificationError',
+      'observeNetwork',
       'verifyWebhook',
     ]);
   });

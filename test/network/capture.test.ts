@@ -2,7 +2,7 @@ import { observeNetwork } from 'cloudbrowser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
 import { type NetworkSite, PNG, startNetworkSite } from '../support/network-site.js';
-import { byPath, entryWhere, openBrowser, pathOf } from '../support/observed-browser.js';
+import { byPath, entryWhere, openBrowser, pathOf, requestStarted } from '../support/observed-browser.js';
 
 let site: NetworkSite;
 beforeAll(async () => {
@@ -165,12 +165,13 @@ describe('what observeNetwork records', () => {
     expect(blocked.state).toBe('failed');
     expect(blocked.failure?.blockedReason).toBe('csp');
 
-    await driven.page.evaluate(() => {
-      const controller = new AbortController();
-      const request = fetch('/slow?ms=5000', { signal: controller.signal }).catch(() => 'aborted');
-      setTimeout(() => controller.abort(), 200);
-      return request;
-    });
+    // Aborted once the request is under way, so there is a request to cancel.
+    const started = requestStarted(network, (e) => pathOf(e.url) === '/slow');
+    await driven.page.evaluate(
+      "window.controller = new AbortController(); window.slow = fetch('/slow?ms=5000', { signal: controller.signal }).catch(() => 'aborted'); 0",
+    );
+    await started;
+    await driven.page.evaluate('controller.abort(); window.slow');
     const cancelled = await entryWhere(network, (e) => pathOf(e.url) === '/slow');
     expect(cancelled.state).toBe('failed');
     expect(cancelled.failure).toMatchObject({ canceled: true, errorText: 'net::ERR_ABORTED' });

@@ -11,7 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
 import { type NetworkSite, startNetworkSite } from '../support/network-site.js';
-import { byPath, entryWhere, openBrowser, pathOf } from '../support/observed-browser.js';
+import { byPath, entryWhere, openBrowser, pathOf, requestStarted } from '../support/observed-browser.js';
 
 const run = promisify(execFile);
 const OBSERVE_AND_RETURN = fileURLToPath(new URL('./fixtures/observe-and-return.ts', import.meta.url));
@@ -82,20 +82,22 @@ describe('living alongside the user’s automation', () => {
     await using network = await observeNetwork(driven.session);
     const doomed = await driven.context.newPage();
     await doomed.goto(`${site.url}/`);
+    const closing = requestStarted(network, (e) => e.url.endsWith('which=closed'));
     await doomed.evaluate(() => {
       void fetch('/slow?ms=20000&which=closed');
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await closing;
     await doomed.close();
     const closed = await entryWhere(network, (e) => e.url.endsWith('which=closed'));
     expect(['incomplete', 'failed']).toContain(closed.state);
 
     const crashing = await driven.context.newPage();
     await crashing.goto(`${site.url}/`);
+    const crashingRequest = requestStarted(network, (e) => e.url.endsWith('which=crashed'));
     await crashing.evaluate(() => {
       void fetch('/slow?ms=20000&which=crashed');
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await crashingRequest;
     const cdp = await driven.context.newCDPSession(crashing);
     // Chromium never answers a command that crashes the page.
     void cdp.send('Page.crash').catch(() => {});
@@ -203,12 +205,13 @@ describe('reading and stopping', () => {
     const closes: NetworkObserverClose[] = [];
     network.on('close', (close) => closes.push(close));
     await driven.page.goto(`${site.url}/`);
+    const slowStarted = requestStarted(network, (e) => e.url.endsWith('which=stopped'));
     await driven.page.evaluate(() => {
       void fetch('/slow?ms=20000&which=stopped');
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await slowStarted;
     await driven[Symbol.asyncDispose]();
-    await expect.poll(() => network.stopped).toBe(true);
+    await expect.poll(() => network.stopped, { timeout: 10_000 }).toBe(true);
 
     expect(closes).toEqual([{ reason: 'disconnected' }]);
     const slow = byPath(network, '/slow')[0];

@@ -69,6 +69,26 @@ export async function entryWhere(
   });
 }
 
+/** Resolves when the observer sees a matching request start; subscribe before causing it. */
+export function requestStarted(
+  observer: NetworkObserver,
+  predicate: (entry: NetworkEntry) => boolean,
+  timeoutMs = 10_000,
+): Promise<NetworkEntry> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`no such request started within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const off = observer.on('request', (entry) => {
+      if (!predicate(entry)) return;
+      clearTimeout(timer);
+      off();
+      resolve(entry);
+    });
+  });
+}
+
 /** Entries whose URL path (without the query) is `path`. */
 export function byPath(observer: NetworkObserver, path: string): NetworkEntry[] {
   return observer.entries().filter((e) => pathOf(e.url) === path);
