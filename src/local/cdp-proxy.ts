@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocket } from 'undici';
-import { ServerWebSocket } from './websocket.js';
+import { frame, ServerWebSocket } from './websocket.js';
 
 export interface CdpProxyOptions {
   request: IncomingMessage;
@@ -11,7 +12,7 @@ export interface CdpProxyOptions {
   upstreamUrl: string;
   /** Called once the client is connected through; the returned function is called when it disconnects. */
   onConnect(): () => void;
-  /** A client asked Chromium to close itself; the proxy answered in its place. */
+  /** A client asked Chromium to close itself; the proxy kept it from doing so. */
   onCloseRefused(): void;
 }
 
@@ -21,63 +22,99 @@ export interface CdpConnection {
 }
 
 /**
- * Proxies one CDP WebSocket from a client to Chromium. `Browser.close` is answered here and not
- * forwarded: a framework closing its browser object is not the service's stop action, so the
- * browser stays up and billed until it is stopped, as the cloud service behaves.
+ * Proxies one CDP WebSocket from a client to Chromium. Chromium's frames reach the client as raw
+ * bytes (a server's frames are what the client expects), so the busy direction costs no parsing.
+ * The client's frames are read, because `Browser.close` must not reach Chromium: a framework closing
+ * its browser object is not the service's stop action, so the browser stays up and billed until it
+ * is stopped, as the cloud service behaves. It is sent on as a harmless `Browser.getVersion` with the
+ * same id, so the client still gets its answer, in order.
  */
-export function proxyCdp(options: CdpProxyOptions): Promise<CdpConnection | undefined> {
+export async function proxyCdp(options: CdpProxyOptions): Promise<CdpConnection | undefined> {
   const { socket } = options;
-  return new Promise((resolve) => {
-    const upstream = new WebSocket(options.upstreamUrl);
-    const failed = () => {
-      socket.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n');
-      resolve(undefined);
-    };
-    upstream.addEventListener('error', failed, { once: true });
-    upstream.addEventListener(
-      'open',
-      () => {
-        upstream.removeEventListener('error', failed);
-        let onDisconnect: (() => void) | undefined;
-        const client = ServerWebSocket.accept(options.request, socket, options.head, {
-          message(data) {
-            if (data.includes('"Browser.close"')) {
-              const reply = refuseClose(data);
-              if (reply !== undefined) {
-                options.onCloseRefused();
-                client?.send(reply);
-                return;
-              }
-            }
-            if (upstream.readyState === WebSocket.OPEN) upstream.send(data);
-          },
-          close() {
-            upstream.close();
-            onDisconnect?.();
-            onDisconnect = undefined;
-          },
-        });
-        if (client === undefined) {
-          upstream.close();
-          return resolve(undefined);
+  const opened = await openUpstream(options.upstreamUrl).catch(() => undefined);
+  if (!opened) {
+    socket.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n');
+    return undefined;
+  }
+  const { upstream, rest } = opened;
+  let onDisconnect: (() => void) | undefined;
+  const forward = (opcode: number, payload: Buffer) => {
+    if (!upstream.destroyed) upstream.write(frame(opcode, payload, true));
+  };
+  const client = ServerWebSocket.accept(options.request, socket, options.head, {
+    message(data) {
+      if (data.includes('"Browser.close"')) {
+        const replacement = withoutClose(data);
+        if (replacement !== undefined) {
+          options.onCloseRefused();
+          forward(0x1, Buffer.from(replacement));
+          return;
         }
-        onDisconnect = options.onConnect();
-        upstream.addEventListener('message', (event) => {
-          client.send(
-            typeof event.data === 'string' ? event.data : Buffer.from(event.data as ArrayBuffer).toString(),
-          );
-        });
-        upstream.addEventListener('close', () => client.close(1001));
-        upstream.addEventListener('error', () => client.close(1011));
-        resolve({ close: () => client.close(1001) });
-      },
-      { once: true },
-    );
+      }
+      forward(0x1, Buffer.from(data));
+    },
+    control(opcode, payload) {
+      // Pings and the closing handshake go to Chromium, whose answers come back through the pipe.
+      forward(opcode, payload);
+    },
+    close() {
+      upstream.end();
+      onDisconnect?.();
+      onDisconnect = undefined;
+    },
+  });
+  if (client === undefined) {
+    upstream.destroy();
+    return undefined;
+  }
+  onDisconnect = options.onConnect();
+  if (rest.length > 0) socket.write(rest);
+  upstream.pipe(socket);
+  upstream.on('error', () => socket.destroy());
+  upstream.on('close', () => socket.end());
+  return {
+    close() {
+      upstream.destroy();
+      socket.destroy();
+    },
+  };
+}
+
+/** Opens a WebSocket to Chromium at the byte level: the handshake, then the bare socket. */
+function openUpstream(url: string): Promise<{ upstream: Socket; rest: Buffer }> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const upstream = connect(Number(port), hostname);
+    let received = Buffer.alloc(0);
+    const fail = (error: Error) => {
+      upstream.destroy();
+      reject(error);
+    };
+    upstream.once('error', fail);
+    upstream.once('connect', () => {
+      upstream.write(
+        `GET ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+    });
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      upstream.off('data', onData);
+      upstream.off('error', fail);
+      upstream.pause();
+      if (!/^HTTP\/1\.1 101 /.test(received.toString('latin1', 0, 13))) {
+        return fail(new Error('Chromium refused the WebSocket'));
+      }
+      resolve({ upstream, rest: received.subarray(end + 4) });
+    };
+    upstream.on('data', onData);
   });
 }
 
-/** The reply to a `Browser.close` command, or undefined if the message is something else. */
-function refuseClose(data: string): string | undefined {
+/** The command to send instead of a `Browser.close`, or undefined if the message is something else. */
+function withoutClose(data: string): string | undefined {
   let message: { id?: unknown; method?: unknown; sessionId?: unknown };
   try {
     message = JSON.parse(data);
@@ -87,7 +124,7 @@ function refuseClose(data: string): string | undefined {
   if (message.method !== 'Browser.close') return undefined;
   return JSON.stringify({
     id: message.id,
-    result: {},
+    method: 'Browser.getVersion',
     ...(typeof message.sessionId === 'string' ? { sessionId: message.sessionId } : {}),
   });
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
@@ -14,6 +14,11 @@ const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 export interface WebSocketHandlers {
   message(data: string): void;
   close(): void;
+  /**
+   * Receives ping and close frames instead of the socket answering them itself: a relay whose other
+   * leg writes to the same socket passes them on, so that nothing is written between its frames.
+   */
+  control?(opcode: number, payload: Buffer): void;
 }
 
 export class ServerWebSocket {
@@ -103,6 +108,10 @@ export class ServerWebSocket {
   }
 
   #handle(fin: boolean, opcode: number, payload: Buffer): void {
+    if ((opcode === 0x8 || opcode === 0x9) && this.#handlers.control) {
+      this.#handlers.control(opcode, payload);
+      return;
+    }
     if (opcode === 0x8) {
       this.close();
       return;
@@ -159,8 +168,8 @@ function parseFrame(data: Buffer): Frame | { needed: number } | 'too-large' {
   return { fin: (first & 0x80) !== 0, opcode: first & 0x0f, payload, length: offset + size };
 }
 
-/** A single unmasked frame, as a server sends them. */
-function frame(opcode: number, payload: Buffer): Buffer {
+/** A single frame: unmasked as a server sends them, masked as a client must. */
+export function frame(opcode: number, payload: Buffer, masked = false): Buffer {
   const size = payload.length;
   const header = size < 126 ? Buffer.alloc(2) : size < 0x10000 ? Buffer.alloc(4) : Buffer.alloc(10);
   header[0] = 0x80 | opcode;
@@ -172,5 +181,10 @@ function frame(opcode: number, payload: Buffer): Buffer {
     header[1] = 127;
     header.writeBigUInt64BE(BigInt(size), 2);
   }
-  return Buffer.concat([header, payload]);
+  if (!masked) return Buffer.concat([header, payload]);
+  header[1] = (header[1] as number) | 0x80;
+  const mask = randomBytes(4);
+  const body = Buffer.from(payload);
+  for (let i = 0; i < body.length; i++) body[i] = (body[i] as number) ^ (mask[i & 3] as number);
+  return Buffer.concat([header, mask, body]);
 }
