@@ -42,10 +42,33 @@ export interface HandleInit<C> {
 /** A handle made with `network` set: its observer is there for certain. */
 export type WithNetwork<H> = H & { readonly network: NetworkObserver };
 
-/** Starts the observer `network` asks for, on the browser's own CDP endpoint. */
-function observe(cdpUrl: string, network: CommonOptions['network']): Promise<NetworkObserver | undefined> {
-  if (!network) return Promise.resolve(undefined);
-  return observeNetwork(cdpUrl, network === true ? {} : network);
+/**
+ * Connects the framework and, when `network` asks for it, the observer beside it; if the observer
+ * cannot start, the framework is disconnected again before the error goes up.
+ */
+async function connectAll<C>(
+  driver: Driver<C>,
+  cdpUrl: string,
+  options: {
+    timeoutMs: number;
+    signal: AbortSignal | undefined;
+    redactor: Redactor;
+    network: CommonOptions['network'];
+  },
+): Promise<{ connection: C; network: NetworkObserver | undefined }> {
+  const { network, signal } = options;
+  const connection = await connectWithin(driver, cdpUrl, options);
+  if (!network) return { connection, network: undefined };
+  try {
+    const observer = await observeNetwork(cdpUrl, {
+      ...(signal ? { signal } : {}),
+      ...(network === true ? {} : network),
+    });
+    return { connection, network: observer };
+  } catch (error) {
+    await driver.disconnect(connection).catch(() => {});
+    throw error;
+  }
 }
 
 /** How long a disconnect may take during stop before the stop action is sent anyway. */
@@ -129,18 +152,12 @@ export async function openCreated<C, H>(
     if (access) await supervisor().watch(session.id, access);
     if (signal?.aborted) throw new ConnectFailure('aborted', 'aborted by the caller');
     if (!session.cdpUrl) throw new ConnectFailure('not_active', 'the service gave no cdpUrl for it');
-    const connection = await connectWithin(driver, session.cdpUrl, {
+    const { connection, network } = await connectAll(driver, session.cdpUrl, {
       timeoutMs: settings.connectTimeoutMs,
       signal,
       redactor,
+      network: common.network,
     });
-    let network: NetworkObserver | undefined;
-    try {
-      network = await observe(session.cdpUrl, common.network);
-    } catch (error) {
-      await driver.disconnect(connection).catch(() => {});
-      throw error;
-    }
     return make({ client, session, connection, driver, lease, redactor, settings, network });
   } catch (error) {
     const outcome = await lease.stop().then(
@@ -182,18 +199,12 @@ export async function openAttached<C, H>(
   const lease = settings.own ? new Lease(client, session.id, access !== undefined) : undefined;
   try {
     if (access) await supervisor().watch(session.id, access);
-    const connection = await connectWithin(driver, session.cdpUrl, {
+    const { connection, network } = await connectAll(driver, session.cdpUrl, {
       timeoutMs: settings.connectTimeoutMs,
       signal,
       redactor,
+      network: networkOption,
     });
-    let network: NetworkObserver | undefined;
-    try {
-      network = await observe(session.cdpUrl, networkOption);
-    } catch (error) {
-      await driver.disconnect(connection).catch(() => {});
-      throw error;
-    }
     return make({ client, session, connection, driver, lease, redactor, settings, network });
   } catch (error) {
     lease?.forget();

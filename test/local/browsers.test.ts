@@ -88,6 +88,30 @@ describe('connecting', () => {
   });
 });
 
+describe('live view', () => {
+  test('liveUrl shows the browser live as a page of screenshots, until it is stopped', async () => {
+    const session = await local.client.browsers.create({ proxyCountryCode: null });
+    const liveUrl = session.liveUrl ?? '';
+    try {
+      const page = await fetch(liveUrl);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await page.text()).toContain(session.id);
+      const shot = await fetch(`${liveUrl}/screenshot`);
+      expect(shot.headers.get('content-type')).toBe('image/png');
+      // PNG signature: the screenshot is a real image of the browser's page.
+      expect(
+        Buffer.from(await shot.arrayBuffer())
+          .subarray(0, 8)
+          .toString('hex'),
+      ).toBe('89504e470d0a1a0a');
+    } finally {
+      await local.client.browsers.stop(session.id);
+    }
+    expect((await fetch(liveUrl)).status).toBe(404);
+  });
+});
+
 describe('lifecycle and billing', () => {
   test('a dropped connection leaves the browser active and billed; stop ends it and refunds', async () => {
     const session = await local.client.browsers.create({ proxyCountryCode: null, timeout: 60 });

@@ -129,6 +129,12 @@ describe('routes', () => {
     expect((await raw('DELETE', '/api/v4/browsers')).status).toBe(405);
   });
 
+  test('/json/version at the root explains that it lives under each cdpUrl', async () => {
+    const { status, body } = await raw('GET', '/json/version', { key: null });
+    expect(status).toBe(404);
+    expect(body.detail).toMatch(/<cdpUrl>\/json\/version.*browserWSEndpoint/);
+  });
+
   test('unknown browser and profile ids are 404 with a detail', async () => {
     await expect(local.client.browsers.get(randomUUID())).rejects.toThrow(NotFoundError);
     await expect(local.client.browsers.stop(randomUUID())).rejects.toThrow(NotFoundError);
