@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { Agent, buildConnector, WebSocket } from 'undici';
+import { Agent, buildConnector, type Dispatcher, WebSocket } from 'undici';
 import { NetworkObserverError } from '../errors.js';
 import { safeEndpoint } from './endpoint.js';
 
@@ -55,7 +55,7 @@ export class CdpConnection {
     this.#endpoint = safeEndpoint(url);
     this.#agent = agent;
     this.#skipPrefixes = skipPrefixes;
-    this.#ws = new WebSocket(url, { dispatcher: agent });
+    this.#ws = new WebSocket(url, { dispatcher: agent.compose(withoutCompressionOffer) });
     this.#ws.binaryType = 'arraybuffer';
     this.#closed = new Promise((resolve) => {
       this.#ws.addEventListener('close', () => {
@@ -230,3 +230,24 @@ export class CdpConnection {
     else socket.unref();
   }
 }
+
+/**
+ * undici's WebSocket always offers `permessage-deflate`, and Chromium's own DevTools endpoint
+ * accepts it: then Chromium compresses every event and this process inflates it, several times the
+ * CPU of reading it plain, for messages that cross a socket once. Playwright and Puppeteer turn it
+ * off too. This drops the offer from the upgrade request, so no endpoint can accept it.
+ */
+const withoutCompressionOffer: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options, handler) => {
+  const headers = options.headers;
+  if (options.upgrade === undefined || headers === null || typeof headers !== 'object') {
+    return dispatch(options, handler);
+  }
+  if (Array.isArray(headers) || Symbol.iterator in headers) {
+    // undici passes a plain object here; any other shape is left alone rather than guessed at.
+    return dispatch(options, handler);
+  }
+  const kept = Object.fromEntries(
+    Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'sec-websocket-extensions'),
+  );
+  return dispatch({ ...options, headers: kept }, handler);
+};

@@ -1,4 +1,8 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
@@ -8,7 +12,10 @@ import {
   NetworkObserverError,
   observeNetwork,
 } from 'cloudbrowser';
+import { WebSocket } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { launchChromium } from '../../src/local/chromium.js';
+import { findChromium } from '../../src/local/chromium-path.js';
 import { useLocalService } from '../support/local-service.js';
 import { type NetworkSite, startNetworkSite } from '../support/network-site.js';
 import { byPath, entryWhere, openBrowser, pathOf, requestStarted } from '../support/observed-browser.js';
@@ -284,3 +291,75 @@ describe('what observeNetwork accepts', () => {
     await expect(observeNetwork(driven.cdpUrl, { signal: aborted })).rejects.toThrow('caller gave up');
   });
 });
+
+describe('on the wire', () => {
+  test('offers no permessage-deflate, which Chromium’s own endpoint would accept, so events cross uncompressed', async () => {
+    const userDataDir = await mkdtemp(join(tmpdir(), 'cloudbrowser-deflate-'));
+    await using chromium = await launchChromium({ executablePath: await findChromium(), userDataDir });
+    await using relay = await startRelay(chromium.port);
+    const endpoint = `ws://127.0.0.1:${relay.port}${new URL(chromium.wsEndpoint).pathname}`;
+
+    // A plain undici WebSocket offers it and Chromium takes it: the check below is not vacuous.
+    const plain = new WebSocket(endpoint);
+    await new Promise((resolve, reject) => {
+      plain.addEventListener('open', resolve, { once: true });
+      plain.addEventListener('error', reject, { once: true });
+    });
+    expect(plain.extensions).toMatch(/permessage-deflate/);
+    plain.close();
+
+    {
+      await using network = await observeNetwork(endpoint);
+      // Driven on Chromium's private pipe, so the relay carries the observer's connection alone.
+      const { targetId } = await chromium.send<{ targetId: string }>('Target.createTarget', {
+        url: 'about:blank',
+      });
+      const { sessionId } = await chromium.send<{ sessionId: string }>('Target.attachToTarget', {
+        targetId,
+        flatten: true,
+      });
+      await chromium.send('Page.navigate', { url: `${site.url}/` }, sessionId);
+      expect((await entryWhere(network, (e) => pathOf(e.url) === '/')).status).toBe(200);
+    }
+    const [, observer] = relay.upgrades;
+    expect(observer?.request).toMatch(/^GET \/devtools\/browser\//);
+    expect(observer?.request).not.toMatch(/sec-websocket-extensions/i);
+    expect(observer?.response).toMatch(/^HTTP\/1\.1 101/);
+    expect(observer?.response).not.toMatch(/permessage-deflate/i);
+    await chromium.close();
+    await rm(userDataDir, { recursive: true, force: true });
+  });
+});
+
+/** A TCP relay to a local port that keeps the first bytes each way of every connection: its HTTP upgrade. */
+async function startRelay(port: number) {
+  const upgrades: { request: string; response: string }[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upgrade = { request: '', response: '' };
+    upgrades.push(upgrade);
+    const upstream = createConnection({ host: '127.0.0.1', port });
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.once('data', (chunk: Buffer) => {
+      upgrade.request = chunk.toString('latin1');
+    });
+    upstream.once('data', (chunk: Buffer) => {
+      upgrade.response = chunk.toString('latin1');
+    });
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : 0,
+    upgrades,
+    async [Symbol.asyncDispose]() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
