@@ -21,8 +21,13 @@ const versionOf = async (name: string) =>
   (JSON.parse(await readFile(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as PackageJson)
     .version;
 
+/** What a build of a source since deleted would have left in `dist/`. */
+const STALE = 'dist/src/left-by-an-older-build.js';
+
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'cloudbrowser-pack-'));
+  await mkdir(join(ROOT, 'dist/src'), { recursive: true });
+  await writeFile(join(ROOT, STALE), 'export const stale = true;\n');
   const release = await buildPackage();
   try {
     const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', work]);
@@ -59,6 +64,8 @@ describe('npm pack', () => {
         f.endsWith('.tsbuildinfo'),
     );
     expect(strays).toEqual([]);
+    // The build starts from an empty dist/, so nothing from an older build is shipped.
+    expect(packedFiles).not.toContain(STALE);
   });
 
   it('installs into a fresh project where the import type-checks with strict tsc, await using compiles, and it runs', async () => {
