@@ -1,15 +1,11 @@
 import { connectCloudBrowser as connectPlaywright } from 'cloudbrowser/playwright';
 import { connectCloudBrowser as connectPuppeteer } from 'cloudbrowser/puppeteer';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
-import { type Site, startSite } from '../support/site.js';
+import { startSite, useSite } from '../support/site.js';
 
 const local = useLocalService();
-let site: Site;
-beforeAll(async () => {
-  site = await startSite();
-});
-afterAll(() => site.close());
+const site = useSite(startSite);
 
 test('connectCloudBrowser({ network: true }) records what the page loads as cb.network, and stops it with the handle', async () => {
   const cb = await connectPlaywright({ client: local.client, proxyCountryCode: null, network: true });

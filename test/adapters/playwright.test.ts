@@ -6,20 +6,12 @@ import {
 } from 'cloudbrowser';
 import { attachCloudBrowser, connectCloudBrowser } from 'cloudbrowser/playwright';
 import { type Browser, type ConnectOverCDPOptions, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
-import { type Site, startSite } from '../support/site.js';
+import { startSite, useSite } from '../support/site.js';
 
 const local = useLocalService();
-let site: Site;
-
-beforeAll(async () => {
-  site = await startSite();
-});
-
-afterAll(async () => {
-  await site?.close();
-});
+const site = useSite(startSite);
 
 /** Options every test uses: the test's local service, no managed proxy. */
 const base = () => ({ client: local.client, proxyCountryCode: null });

@@ -1,19 +1,11 @@
 import { BrowserConnectError } from 'cloudbrowser';
 import { attachCloudBrowser, connectCloudBrowser } from 'cloudbrowser/puppeteer';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
-import { type Site, startSite } from '../support/site.js';
+import { startSite, useSite } from '../support/site.js';
 
 const local = useLocalService();
-let site: Site;
-
-beforeAll(async () => {
-  site = await startSite();
-});
-
-afterAll(async () => {
-  await site?.close();
-});
+const site = useSite(startSite);
 
 const base = () => ({ client: local.client, proxyCountryCode: null });
 const statusOf = async (id: string) => (await local.client.browsers.get(id)).status;

@@ -1,17 +1,13 @@
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
-import { type Site, startSite } from '../support/site.js';
+import { startSite, useSite } from '../support/site.js';
 import { startUpstreamProxy, type UpstreamProxy } from '../support/upstream-proxy.js';
 
-let site: Site;
+const site = useSite(startSite);
 let upstream: UpstreamProxy;
-beforeAll(async () => {
-  site = await startSite();
-});
 afterAll(async () => {
-  await site.close();
   await upstream?.close();
 });
 

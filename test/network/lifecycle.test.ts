@@ -13,23 +13,18 @@ import {
   observeNetwork,
 } from 'cloudbrowser';
 import { WebSocket } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { launchChromium } from '../../src/local/chromium.js';
 import { findChromium } from '../../src/local/chromium-path.js';
 import { useLocalService } from '../support/local-service.js';
-import { type NetworkSite, startNetworkSite } from '../support/network-site.js';
+import { startNetworkSite } from '../support/network-site.js';
 import { byPath, entryWhere, openBrowser, pathOf, requestStarted } from '../support/observed-browser.js';
+import { useSite } from '../support/site.js';
 
 const run = promisify(execFile);
 const OBSERVE_AND_RETURN = fileURLToPath(new URL('./fixtures/observe-and-return.ts', import.meta.url));
 
-let site: NetworkSite;
-beforeAll(async () => {
-  site = await startNetworkSite();
-});
-afterAll(async () => {
-  await site?.close();
-});
+const site = useSite(startNetworkSite);
 
 const local = useLocalService();
 

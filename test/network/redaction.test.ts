@@ -1,16 +1,11 @@
 import { observeNetwork } from 'cloudbrowser';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
-import { type NetworkSite, startNetworkSite } from '../support/network-site.js';
+import { startNetworkSite } from '../support/network-site.js';
 import { entryWhere, openBrowser, pathOf } from '../support/observed-browser.js';
+import { useSite } from '../support/site.js';
 
-let site: NetworkSite;
-beforeAll(async () => {
-  site = await startNetworkSite();
-});
-afterAll(async () => {
-  await site?.close();
-});
+const site = useSite(startNetworkSite);
 
 const local = useLocalService();
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface Site {
   /** `http://127.0.0.1:<port>` */
@@ -51,4 +52,28 @@ export async function startSite(): Promise<Site> {
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Starts a site for the file's tests before they run and closes it after them. The value returned
+ * stands for the site: read its properties only inside tests and hooks, once it has started.
+ *
+ * @example
+ * const site = useSite(startSite);
+ * test('…', async () => page.goto(site.url));
+ */
+export function useSite<T extends { close(): Promise<void> }>(start: () => Promise<T>): T {
+  let site: T | undefined;
+  beforeAll(async () => {
+    site = await start();
+  });
+  afterAll(async () => {
+    await site?.close();
+  });
+  return new Proxy({} as T, {
+    get(_, key) {
+      if (site === undefined) throw new Error(`useSite: read .${String(key)} before the site started`);
+      return Reflect.get(site, key, site);
+    },
+  });
 }
