@@ -68,13 +68,19 @@ export async function child<T>(
   return { process: started, ready };
 }
 
-export async function measureLoads(options: { runs: number; subresources: number }): Promise<LoadResults> {
+export async function measureLoads(options: {
+  runs: number;
+  subresources: number;
+  /** How long the site takes to answer each subresource, ms. */
+  latencyMs: number;
+}): Promise<LoadResults> {
   // Chromium's user-data dir lands under this TMPDIR: that is how its processes are found.
   const chromiumTmp = await mkdtemp(join(tmpdir(), 'cb-bench-chromium-'));
   const servers = await child<{ baseUrl: string; apiKey: string; pageUrl: string; blankUrl: string }>(
     './network-servers.ts',
     {
       CB_BENCH_SUBRESOURCES: String(options.subresources),
+      CB_BENCH_LATENCY_MS: String(options.latencyMs),
       TMPDIR: chromiumTmp,
     },
   );
