@@ -10,6 +10,9 @@ import { HttpError } from './http.js';
 import { fromMicros } from './money.js';
 import type { BrowserRecord, Store } from './store.js';
 
+/** The Chromium profile inside a user-data dir: the one every browser of the service uses. */
+const PROFILE_DIR = 'Default';
+
 export interface PoolOptions {
   store: Store;
   chromePath: () => Promise<string>;
@@ -95,6 +98,7 @@ export class BrowserPool {
       const route = this.#route(body);
       if (route.upstream) forwarder = await ForwardProxy.start(route.upstream);
       userDataDir = await mkdtemp(join(tmpdir(), 'cloudbrowser-'));
+      if (profileId !== null) await store.readStorage(profileId, join(userDataDir, PROFILE_DIR));
       chromium = await launchChromium({
         executablePath: await this.#options.chromePath(),
         userDataDir,
@@ -183,13 +187,23 @@ export class BrowserPool {
     clearTimeout(live.timer);
     this.#bySecret.delete(live.secret);
     for (const connection of live.connections) connection.close();
+    // A profile deleted meanwhile is not brought back.
+    const profileId =
+      record.profileId !== null && store.profiles.has(record.profileId) ? record.profileId : null;
     let saved = '';
-    if (record.profileId !== null && store.profiles.has(record.profileId)) {
-      saved = await this.#saveProfile(record.profileId, live.chromium).catch(
-        (error: Error) => `; profile not saved: ${error.message}`,
+    if (profileId !== null) {
+      saved = await this.#saveCookies(profileId, live.chromium).catch(
+        (error: Error) => `; profile cookies not saved: ${error.message}`,
       );
     }
     await live.chromium.close({ graceMs: this.#options.closeGraceMs });
+    if (profileId !== null && store.profiles.has(profileId) && record.userDataDir) {
+      // Only once Chromium has exited are its storage files whole.
+      saved += await store.writeStorage(profileId, join(record.userDataDir, PROFILE_DIR)).then(
+        () => '; its web storage saved',
+        (error: Error) => `; web storage not saved: ${error.message}`,
+      );
+    }
     record.proxyBytes = live.forwarder?.bytes ?? 0;
     await live.forwarder?.close();
     if (record.userDataDir) await rm(record.userDataDir, { recursive: true, force: true }).catch(() => {});
@@ -212,7 +226,7 @@ export class BrowserPool {
     return record;
   }
 
-  async #saveProfile(profileId: string, chromium: ChromiumProcess): Promise<string> {
+  async #saveCookies(profileId: string, chromium: ChromiumProcess): Promise<string> {
     const { cookies } = await chromium.send<{ cookies: { domain: string; [key: string]: unknown }[] }>(
       'Storage.getCookies',
     );

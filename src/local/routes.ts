@@ -129,7 +129,7 @@ export function restRoutes(pool: BrowserPool): Route[] {
     route('DELETE', '/profiles/{id}', async ({ res, params }) => {
       const record = profile(params.id ?? '');
       store.profiles.delete(record.id);
-      await store.deleteCookies(record.id);
+      await store.deleteProfileState(record.id);
       await store.save();
       sendJson(res, 204, null);
     }),

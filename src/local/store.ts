@@ -1,12 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { cp, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
- * What the local service keeps on disk: its records in `state.json`, and each profile's cookies in
- * `profiles/<id>.json`. Every write goes to a temporary file that is synced and then renamed over
- * the old one, so a crash mid-save leaves the previous version whole.
+ * What the local service keeps on disk: its records in `state.json`, each profile's cookies in
+ * `profiles/<id>.json`, and each profile's web storage in `profiles/<id>.storage-<n>/`, the one that
+ * counts being named by `profiles/<id>.storage.json`. Every write goes to a temporary file (or
+ * folder) that is synced and then renamed into place, so a crash mid-save leaves the previous
+ * version whole.
  */
+
+/**
+ * The folders of a Chromium profile (`<user-data-dir>/Default/`) where sites keep what they store
+ * themselves: `localStorage`, IndexedDB, and the storage buckets beside them. Cookies are saved
+ * through CDP instead, session cookies included.
+ */
+export const WEB_STORAGE_DIRS = ['Local Storage', 'IndexedDB', 'WebStorage'] as const;
 
 export interface BrowserRecord {
   id: string;
@@ -67,12 +76,13 @@ export class Store {
     // Temporary files of saves a crash interrupted: the versions they would have replaced are whole.
     for (const folder of [dir, join(dir, 'profiles')]) {
       for (const name of await readdir(folder)) {
-        if (name.endsWith('.tmp')) await rm(join(folder, name), { force: true });
+        if (name.endsWith('.tmp')) await rm(join(folder, name), { recursive: true, force: true });
       }
     }
     const state = await readJson<State>(join(dir, 'state.json'));
     for (const browser of state?.browsers ?? []) store.browsers.set(browser.id, browser);
     for (const profile of state?.profiles ?? []) store.profiles.set(profile.id, profile);
+    await store.#removeUnnamedStorage();
     return store;
   }
 
@@ -93,8 +103,56 @@ export class Store {
     return this.#queue(() => writeAtomic(this.#cookiePath(profileId), JSON.stringify(cookies)));
   }
 
-  deleteCookies(profileId: string): Promise<void> {
-    return this.#queue(() => rm(this.#cookiePath(profileId), { force: true }));
+  /**
+   * Keeps a copy of a stopped browser's web storage (see {@link WEB_STORAGE_DIRS}) as the profile's.
+   * `profileDir` is `<user-data-dir>/Default` of a Chromium that has exited. The copy is made aside
+   * and then named in one rename, so a browser started meanwhile, or a crash, sees the old or the
+   * new storage, never a mixture.
+   */
+  async writeStorage(profileId: string, profileDir: string): Promise<void> {
+    const folder = `${profileId}.storage-${randomBytes(6).toString('hex')}`;
+    const temporary = join(this.#dir, 'profiles', `${folder}.tmp`);
+    await mkdir(temporary, { recursive: true });
+    try {
+      for (const name of WEB_STORAGE_DIRS) {
+        await cp(join(profileDir, name), join(temporary, name), { recursive: true }).catch(ignoreMissing);
+      }
+      await rename(temporary, join(this.#dir, 'profiles', folder));
+    } catch (error) {
+      await rm(temporary, { recursive: true, force: true });
+      throw error;
+    }
+    await this.#queue(async () => {
+      const previous = await this.#storageFolder(profileId);
+      await writeAtomic(this.#storagePointer(profileId), JSON.stringify({ folder }));
+      if (previous !== undefined)
+        await rm(join(this.#dir, 'profiles', previous), { recursive: true, force: true });
+    });
+  }
+
+  /**
+   * Puts a profile's saved web storage into `profileDir` (`<user-data-dir>/Default` of a Chromium
+   * not started yet). Returns whether the profile had any.
+   */
+  readStorage(profileId: string, profileDir: string): Promise<boolean> {
+    // Queued, so a save of the same profile cannot remove the folder while it is being copied.
+    return this.#queue(async () => {
+      const folder = await this.#storageFolder(profileId);
+      if (folder === undefined) return false;
+      await cp(join(this.#dir, 'profiles', folder), profileDir, { recursive: true });
+      return true;
+    });
+  }
+
+  /** Forgets a profile's saved state: its cookies and its web storage. */
+  deleteProfileState(profileId: string): Promise<void> {
+    return this.#queue(async () => {
+      const folder = await this.#storageFolder(profileId);
+      await rm(this.#cookiePath(profileId), { force: true });
+      await rm(this.#storagePointer(profileId), { force: true });
+      if (folder !== undefined)
+        await rm(join(this.#dir, 'profiles', folder), { recursive: true, force: true });
+    });
   }
 
   /** Resolves when every queued write has landed. */
@@ -106,9 +164,37 @@ export class Store {
     return join(this.#dir, 'profiles', `${profileId}.json`);
   }
 
-  #queue(write: () => Promise<void>): Promise<void> {
+  #storagePointer(profileId: string): string {
+    return join(this.#dir, 'profiles', `${profileId}.storage.json`);
+  }
+
+  async #storageFolder(profileId: string): Promise<string | undefined> {
+    return (await readJson<{ folder: string }>(this.#storagePointer(profileId)))?.folder;
+  }
+
+  /** Storage folders no pointer names: what a crash left between naming a copy and pointing at it. */
+  async #removeUnnamedStorage(): Promise<void> {
+    const profiles = join(this.#dir, 'profiles');
+    const names = await readdir(profiles);
+    const named = new Set<string>();
+    for (const name of names) {
+      if (!name.endsWith('.storage.json')) continue;
+      const folder = (await readJson<{ folder: string }>(join(profiles, name)))?.folder;
+      if (folder !== undefined) named.add(folder);
+    }
+    for (const name of names) {
+      if (/\.storage-[0-9a-f]+$/.test(name) && !named.has(name)) {
+        await rm(join(profiles, name), { recursive: true, force: true });
+      }
+    }
+  }
+
+  #queue<T>(write: () => Promise<T>): Promise<T> {
     const next = this.#writing.then(write);
-    this.#writing = next.catch(() => {});
+    this.#writing = next.then(
+      () => {},
+      () => {},
+    );
     return next;
   }
 }
@@ -120,6 +206,10 @@ export async function readJson<T>(path: string): Promise<T | undefined> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+}
+
+function ignoreMissing(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
 }
 
 export async function writeAtomic(path: string, data: string): Promise<void> {

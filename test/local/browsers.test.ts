@@ -1,3 +1,5 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -198,6 +200,76 @@ describe('profiles', () => {
     } finally {
       await local.client.browsers.stop(next.id);
     }
+  });
+
+  test('what a site keeps in localStorage and IndexedDB comes back with the profile, and only with it', async () => {
+    const profile = await local.client.profiles.create({ name: 'spa-login' });
+    // Run in the page (this project's TypeScript has no DOM types): open the app's database.
+    const openApp = `new Promise((resolve, reject) => {
+      const open = indexedDB.open('app', 1);
+      open.onupgradeneeded = () => open.result.createObjectStore('auth');
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+    })`;
+    const done = (request: string) =>
+      `new Promise((resolve, reject) => { const r = ${request}; r.onsuccess = r.oncomplete = () => resolve(r.result ?? null); r.onerror = () => reject(r.error); })`;
+    const inPage = async (cdpUrl: string | null, script: string) => {
+      const pw = await chromium.connectOverCDP(cdpUrl ?? '');
+      const page = pw.contexts()[0]?.pages()[0];
+      await page?.goto(`${site.url}/`);
+      const result = await page?.evaluate(script);
+      await pw.close();
+      return result;
+    };
+    const write = (cdpUrl: string | null) =>
+      inPage(
+        cdpUrl,
+        `(async () => {
+          localStorage.setItem('token', 'jwt-for-alice');
+          const db = await ${openApp};
+          const tx = db.transaction('auth', 'readwrite');
+          tx.objectStore('auth').put({ user: 'alice' }, 'session');
+          await ${done('tx')};
+          db.close();
+        })()`,
+      );
+    const read = (cdpUrl: string | null) =>
+      inPage(
+        cdpUrl,
+        `(async () => {
+          const db = await ${openApp};
+          const session = await ${done("db.transaction('auth').objectStore('auth').get('session')")};
+          db.close();
+          return { token: localStorage.getItem('token'), session };
+        })()`,
+      );
+
+    const first = await local.client.browsers.create({ profileId: profile.id, proxyCountryCode: null });
+    await write(first.cdpUrl);
+    await local.client.browsers.stop(first.id);
+    expect(
+      local.logs.some(
+        (line) => line.includes(`browser ${first.id} stopped`) && line.includes('web storage saved'),
+      ),
+    ).toBe(true);
+
+    for (const profileId of [profile.id, undefined]) {
+      const next = await local.client.browsers.create({ profileId, proxyCountryCode: null });
+      try {
+        expect(await read(next.cdpUrl)).toEqual(
+          profileId ? { token: 'jwt-for-alice', session: { user: 'alice' } } : { token: null, session: null },
+        );
+      } finally {
+        await local.client.browsers.stop(next.id);
+      }
+    }
+
+    // Deleting the profile deletes what was saved for it.
+    const saved = () =>
+      readdir(join(local.dataDir, 'profiles')).then((names) => names.filter((n) => n.startsWith(profile.id)));
+    expect(await saved()).not.toEqual([]);
+    await local.client.profiles.delete(profile.id);
+    expect(await saved()).toEqual([]);
   });
 
   test('a browser without the profile starts logged out', async () => {

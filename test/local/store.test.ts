@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,5 +33,41 @@ test('a crash in the middle of saving a profile loses nothing already saved', as
     }
   } finally {
     await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('web storage: a save replaces the last one whole, and a crash leaves no stray copies behind', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'cb-store-'));
+  const chromiumProfile = await mkdtemp(join(tmpdir(), 'cb-store-profile-'));
+  const restored = await mkdtemp(join(tmpdir(), 'cb-store-restored-'));
+  try {
+    const store = await Store.open(dataDir);
+    for (const version of ['one', 'two']) {
+      await mkdir(join(chromiumProfile, 'Local Storage', 'leveldb'), { recursive: true });
+      await writeFile(join(chromiumProfile, 'Local Storage', 'leveldb', '000003.log'), version);
+      await writeFile(join(chromiumProfile, 'History'), 'not web storage');
+      await store.writeStorage('p', chromiumProfile);
+    }
+    const folders = async () =>
+      (await readdir(join(dataDir, 'profiles'))).filter((n) => n.includes('.storage-'));
+    expect(await folders()).toHaveLength(1);
+
+    // What a crash leaves: a copy being made, and a copy made but not yet pointed at.
+    await mkdir(join(dataDir, 'profiles', 'p.storage-0123456789ab.tmp', 'IndexedDB'), { recursive: true });
+    await mkdir(join(dataDir, 'profiles', 'p.storage-ba9876543210', 'IndexedDB'), { recursive: true });
+    const reopened = await Store.open(dataDir);
+    expect(await folders()).toHaveLength(1);
+
+    expect(await reopened.readStorage('p', join(restored, 'Default'))).toBe(true);
+    expect(await readFile(join(restored, 'Default', 'Local Storage', 'leveldb', '000003.log'), 'utf8')).toBe(
+      'two',
+    );
+    expect(await readdir(join(restored, 'Default'))).toEqual(['Local Storage']);
+    expect(await reopened.readStorage('never-saved', join(restored, 'Other'))).toBe(false);
+
+    await reopened.deleteProfileState('p');
+    expect(await readdir(join(dataDir, 'profiles'))).toEqual([]);
+  } finally {
+    for (const dir of [dataDir, chromiumProfile, restored]) await rm(dir, { recursive: true, force: true });
   }
 });
