@@ -77,12 +77,12 @@ function watchdogPids(): number[] {
 }
 
 describe('process guards', () => {
-  test.each(['SIGINT', 'SIGTERM'] as const)(
+  test.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)(
     '%s to a process holding a live handle stops its browser, then ends the process by that signal',
     async (signal) => {
       const held = await hold('wait');
       held.child.kill(signal);
-      // Ended by the signal itself, as without the guards: a shell reports 128 + its number (130, 143).
+      // Ended by the signal itself, as without the guards: a shell reports 128 + its number (130, 143, 129).
       expect(await held.exited).toEqual({ code: null, signal });
       expect(await statusOf(held.id)).toBe('stopped');
       expect(held.stderr()).toBe('');
