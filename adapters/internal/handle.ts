@@ -37,6 +37,8 @@ export interface HandleInit<C> {
   readonly redactor: Redactor;
   readonly settings: Settings;
   readonly network: NetworkObserver | undefined;
+  /** The `network` option, to start the observer again after a reconnect if it lost its connection. */
+  readonly networkOption: CommonOptions['network'];
 }
 
 /** A handle made with `network` set: its observer is there for certain. */
@@ -53,16 +55,24 @@ async function connectAll<C>(
     timeoutMs: number;
     signal: AbortSignal | undefined;
     redactor: Redactor;
-    network: CommonOptions['network'];
+    /**
+     * The `network` option, asked for once the framework is connected: by then a reconnect knows
+     * whether the old observer lost its connection too.
+     */
+    network: () => CommonOptions['network'];
+    /** An observer that lost its connection: the new one continues its entries. */
+    previous?: NetworkObserver | undefined;
   },
 ): Promise<{ connection: C; network: NetworkObserver | undefined }> {
-  const { network, signal } = options;
+  const { signal, previous } = options;
   const connection = await connectWithin(driver, cdpUrl, options);
+  const network = options.network();
   if (!network) return { connection, network: undefined };
   try {
     const observer = await observeNetwork(cdpUrl, {
       ...(signal ? { signal } : {}),
       ...(network === true ? {} : network),
+      ...(previous ? { continueFrom: previous } : {}),
     });
     return { connection, network: observer };
   } catch (error) {
@@ -152,13 +162,14 @@ export async function openCreated<C, H>(
     if (access) await supervisor().watch(session.id, access);
     if (signal?.aborted) throw new ConnectFailure('aborted', 'aborted by the caller');
     if (!session.cdpUrl) throw new ConnectFailure('not_active', 'the service gave no cdpUrl for it');
-    const { connection, network } = await connectAll(driver, session.cdpUrl, {
+    const networkOption = common.network;
+    const connected = await connectAll(driver, session.cdpUrl, {
       timeoutMs: settings.connectTimeoutMs,
       signal,
       redactor,
-      network: common.network,
+      network: () => networkOption,
     });
-    return make({ client, session, connection, driver, lease, redactor, settings, network });
+    return make({ client, session, driver, lease, redactor, settings, networkOption, ...connected });
   } catch (error) {
     const outcome = await lease.stop().then(
       () => 'the browser was stopped',
@@ -199,13 +210,13 @@ export async function openAttached<C, H>(
   const lease = settings.own ? new Lease(client, session.id, access !== undefined) : undefined;
   try {
     if (access) await supervisor().watch(session.id, access);
-    const { connection, network } = await connectAll(driver, session.cdpUrl, {
+    const connected = await connectAll(driver, session.cdpUrl, {
       timeoutMs: settings.connectTimeoutMs,
       signal,
       redactor,
-      network: networkOption,
+      network: () => networkOption,
     });
-    return make({ client, session, connection, driver, lease, redactor, settings, network });
+    return make({ client, session, driver, lease, redactor, settings, networkOption, ...connected });
   } catch (error) {
     lease?.forget();
     throw setupError(operation, driver, session.id, error, 'the browser was left as it was', redactor);
@@ -226,7 +237,10 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
   readonly #lease: Lease | undefined;
   readonly #redactor: Redactor;
   readonly #settings: Settings;
-  readonly #network: NetworkObserver | undefined;
+  readonly #networkOption: CommonOptions['network'];
+  #network: NetworkObserver | undefined;
+  /** Whether the observer lost its connection (rather than being stopped): a reconnect restarts it. */
+  #networkLost = false;
   /** Connections the handle closed itself: their loss is no reason to reconnect. */
   readonly #letGo = new WeakSet<object>();
   #session: BrowserSession;
@@ -244,7 +258,8 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
     this.#lease = init.lease;
     this.#redactor = init.redactor;
     this.#settings = init.settings;
-    this.#network = init.network;
+    this.#networkOption = init.networkOption;
+    if (init.network) this.#follow(init.network);
     this.#session = init.session;
     this.#connection = init.connection;
     this.#watch(init.connection);
@@ -371,12 +386,15 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
     }
     this.#redactor.addUrl(session.cdpUrl);
     this.#redactor.addUrl(session.liveUrl);
-    let connection: C;
+    let connected: Awaited<ReturnType<typeof connectAll<C>>>;
     try {
-      connection = await connectWithin(this.#driver, session.cdpUrl, {
+      connected = await connectAll(this.#driver, session.cdpUrl, {
         timeoutMs: this.#settings.connectTimeoutMs,
         signal: undefined,
         redactor: this.#redactor,
+        // An observer still connected goes on as it is; one that lost its connection starts again.
+        network: () => (this.#networkLost ? this.#networkOption : undefined),
+        previous: this.#network,
       });
     } catch (error) {
       const outcome = this.owns
@@ -384,7 +402,9 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
         : 'the browser was left as it was';
       throw setupError('reconnect', this.#driver, this.id, error, outcome, this.#redactor);
     }
+    const { connection, network } = connected;
     if (this.#ended) {
+      await network?.stop();
       await this.#letGoOf(connection);
       throw new BrowserConnectError({
         message: `reconnect: the handle of browser ${this.id} was stopped while reconnecting`,
@@ -394,6 +414,16 @@ export class CloudBrowserHandle<C> implements AsyncDisposable {
     }
     this.#connection = connection;
     this.#watch(connection);
+    if (network) this.#follow(network);
+  }
+
+  /** Makes `observer` the handle's `network`, and notes when it loses its connection. */
+  #follow(observer: NetworkObserver): void {
+    this.#network = observer;
+    this.#networkLost = false;
+    observer.on('close', ({ reason }) => {
+      if (this.#network === observer) this.#networkLost = reason === 'disconnected';
+    });
   }
 
   #watch(connection: C): void {

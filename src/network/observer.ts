@@ -1,4 +1,4 @@
-import { NetworkObserverError } from '../errors.js';
+import { ConfigurationError, NetworkObserverError } from '../errors.js';
 import { CdpConnection } from './cdp-connection.js';
 import { cdpUrlOf, resolveWebSocketUrl } from './endpoint.js';
 import { type Har, toHar } from './har.js';
@@ -94,7 +94,10 @@ export class NetworkObserver implements AsyncDisposable {
   /** @internal Use {@link observeNetwork}. */
   static async open(target: NetworkTarget, options?: ObserveNetworkOptions): Promise<NetworkObserver> {
     const config = normaliseOptions(options);
-    const { timeoutMs, signal } = config;
+    const { timeoutMs, signal, continueFrom: previous } = config;
+    if (previous !== undefined && !(previous instanceof NetworkObserver && previous.stopped)) {
+      throw new ConfigurationError('observeNetwork: continueFrom must be an observer that has stopped');
+    }
     const cdpUrl = cdpUrlOf(target);
     const started = performance.now();
     const remaining = () => Math.max(1, timeoutMs - (performance.now() - started));
@@ -105,6 +108,7 @@ export class NetworkObserver implements AsyncDisposable {
       skipPrefixes: config.headers ? SKIPPED_ALWAYS : [...SKIPPED_ALWAYS, ...SKIPPED_WITHOUT_HEADERS],
     });
     const observer = new NetworkObserver(connection, config);
+    if (previous) observer.#recorder.entries.continueFrom(previous.#recorder.entries);
     try {
       await withDeadline(observer.#start(), {
         ms: remaining(),

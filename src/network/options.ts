@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../errors.js';
+import type { NetworkObserver } from './observer.js';
 
 /**
  * Options of `observeNetwork`. Safe by default: no bodies ever, no headers unless asked, and secret
@@ -60,6 +61,11 @@ export interface ObserveNetworkOptions {
   timeoutMs?: number;
   /** Aborts connecting; `observeNetwork` then rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * A stopped observer (say, one whose connection was lost) to carry on from: the new observer
+   * starts with its entries and its count of dropped ones. Its listeners and streams stay with it.
+   */
+  continueFrom?: NetworkObserver;
 }
 
 const nameList = z.array(z.string().min(1, 'must not be empty'));
@@ -77,6 +83,8 @@ const OptionsSchema = z.strictObject({
   streamBufferSize: count(1_000_000).default(1_000),
   timeoutMs: z.number().positive().max(600_000).default(30_000),
   signal: z.instanceof(AbortSignal).optional(),
+  // Checked where the class is known: `observeNetwork`.
+  continueFrom: z.custom<NetworkObserver>().optional(),
 });
 
 /** The options with every default filled in. */

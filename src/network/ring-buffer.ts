@@ -42,6 +42,15 @@ export class RingBuffer<T> {
     return pushedOut;
   }
 
+  /**
+   * Continues another buffer: pushes its items, oldest first, and adds what it had dropped to this
+   * one's count. Meant for an empty buffer that replaces `other`.
+   */
+  continueFrom(other: RingBuffer<T>): void {
+    for (const item of other.toArray()) this.push(item);
+    this.#dropped += other.dropped;
+  }
+
   /** Removes and returns the oldest item. */
   shift(): T | undefined {
     if (this.#size === 0) return undefined;

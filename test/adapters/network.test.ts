@@ -1,7 +1,9 @@
+import { CloudBrowserClient } from 'cloudbrowser';
 import { connectCloudBrowser as connectPlaywright } from 'cloudbrowser/playwright';
 import { connectCloudBrowser as connectPuppeteer } from 'cloudbrowser/puppeteer';
 import { expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
+import { startRelay } from '../support/relay.js';
 import { startSite, useSite } from '../support/site.js';
 
 const local = useLocalService();
@@ -39,4 +41,42 @@ test('the Puppeteer adapter takes the same network option', async () => {
 test('without the option there is no observer', async () => {
   await using cb = await connectPlaywright({ client: local.client, proxyCountryCode: null });
   expect(cb.network).toBeUndefined();
+});
+
+test('when the connection is lost, autoReconnect brings cb.network back, carrying on with what it had recorded', async () => {
+  // Everything goes through a relay that can fail like a network: the REST calls, the framework's
+  // connection and the observer's (the service answers with URLs of the address it was called at).
+  await using relay = await startRelay(Number(new URL(local.service.baseUrl).port));
+  const client = new CloudBrowserClient({ baseUrl: relay.url, apiKey: local.service.apiKey });
+  await using cb = await connectPlaywright({
+    client,
+    proxyCountryCode: null,
+    network: true,
+    autoReconnect: { delayMs: 0 },
+  });
+  const paths = () => cb.network.entries().map((e) => new URL(e.url).pathname);
+  await cb.page.goto(`${site.url}/`);
+  await expect.poll(paths).toContain('/');
+  const before = cb.network;
+  const closed = new Promise((resolve) => before.on('close', resolve));
+
+  relay.cut();
+  expect(await closed).toEqual({ reason: 'disconnected' });
+  await expect
+    .poll(() => cb.network !== before && !cb.network.stopped && cb.browser.isConnected())
+    .toBe(true);
+  await cb.page.goto(`${site.url}/account`);
+  await expect.poll(paths).toContain('/account');
+  expect(paths()).toContain('/');
+  expect(before.stopped).toBe(true);
+});
+
+test('a manual reconnect() keeps an observer whose connection is fine', async () => {
+  await using cb = await connectPlaywright({ client: local.client, proxyCountryCode: null, network: true });
+  const observer = cb.network;
+  await cb.reconnect();
+  expect(cb.network).toBe(observer);
+  expect(observer.stopped).toBe(false);
+  await cb.page.goto(`${site.url}/`);
+  await expect.poll(() => observer.entries().some((e) => e.url === `${site.url}/`)).toBe(true);
 });

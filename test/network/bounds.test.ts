@@ -1,4 +1,4 @@
-import { observeNetwork } from 'cloudbrowser';
+import { ConfigurationError, observeNetwork } from 'cloudbrowser';
 import { describe, expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
 import { startNetworkSite } from '../support/network-site.js';
@@ -64,4 +64,28 @@ describe('bounds', () => {
     expect(summary.failures.count).toBe(0);
     expect(network.summary({ slowest: 0 }).slowest).toEqual([]);
   });
+});
+
+test('continueFrom starts a new observer with a stopped one’s entries and dropped count', async () => {
+  await using driven = await openBrowser(local.client);
+  const first = await observeNetwork(driven.session, { maxEntries: 5 });
+  await driven.page.goto(`${site.url}/subresources?n=20`);
+  await entryWhere(first, (e) => pathOf(e.url) === '/img/19.png');
+
+  // A running observer would record everything twice; anything else is not an observer.
+  await expect(observeNetwork(driven.session, { continueFrom: first })).rejects.toThrow(
+    /continueFrom must be an observer that has stopped/,
+  );
+  await expect(
+    observeNetwork(driven.session, { continueFrom: {} as unknown as typeof first }),
+  ).rejects.toBeInstanceOf(ConfigurationError);
+
+  await first.stop();
+  await using second = await observeNetwork(driven.session, { continueFrom: first, maxEntries: 10 });
+  expect(second.entries()).toEqual(first.entries());
+  expect(second.dropped).toBe(first.dropped);
+  await driven.page.goto(`${site.url}/`);
+  await entryWhere(second, (e) => pathOf(e.url) === '/');
+  expect(second.entries().slice(0, 5)).toEqual(first.entries());
+  expect(first.entries().some((e) => pathOf(e.url) === '/')).toBe(false);
 });

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +18,7 @@ import { findChromium } from '../../src/local/chromium-path.js';
 import { useLocalService } from '../support/local-service.js';
 import { startNetworkSite } from '../support/network-site.js';
 import { byPath, entryWhere, openBrowser, pathOf, requestStarted } from '../support/observed-browser.js';
+import { startRelay } from '../support/relay.js';
 import { useSite } from '../support/site.js';
 
 const run = promisify(execFile);
@@ -325,36 +325,3 @@ describe('on the wire', () => {
     await rm(userDataDir, { recursive: true, force: true });
   });
 });
-
-/** A TCP relay to a local port that keeps the first bytes each way of every connection: its HTTP upgrade. */
-async function startRelay(port: number) {
-  const upgrades: { request: string; response: string }[] = [];
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upgrade = { request: '', response: '' };
-    upgrades.push(upgrade);
-    const upstream = createConnection({ host: '127.0.0.1', port });
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.once('data', (chunk: Buffer) => {
-      upgrade.request = chunk.toString('latin1');
-    });
-    upstream.once('data', (chunk: Buffer) => {
-      upgrade.response = chunk.toString('latin1');
-    });
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return {
-    port: typeof address === 'object' && address !== null ? address.port : 0,
-    upgrades,
-    async [Symbol.asyncDispose]() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
