@@ -93,8 +93,10 @@ export class NetworkObserver implements AsyncDisposable {
 
   /** @internal Use {@link observeNetwork}. */
   static async open(target: NetworkTarget, options?: ObserveNetworkOptions): Promise<NetworkObserver> {
-    const config = normaliseOptions(options);
-    const { timeoutMs, signal, continueFrom: previous } = config;
+    // `continueFrom` is used here and not kept: each observer holding the one before would chain
+    // every buffer of a long life of reconnects in memory.
+    const { continueFrom: previous, ...config } = normaliseOptions(options);
+    const { timeoutMs, signal } = config;
     if (previous !== undefined && !(previous instanceof NetworkObserver && previous.stopped)) {
       throw new ConfigurationError('observeNetwork: continueFrom must be an observer that has stopped');
     }

@@ -87,14 +87,17 @@ const OptionsSchema = z.strictObject({
   continueFrom: z.custom<NetworkObserver>().optional(),
 });
 
-/** The options with every default filled in. */
-export type ObserverConfig = z.output<typeof OptionsSchema>;
+/** The options as validated, every default filled in. */
+type ParsedOptions = z.output<typeof OptionsSchema>;
+
+/** What an observer keeps of its options: `continueFrom` is used once, at the start. */
+export type ObserverConfig = Omit<ParsedOptions, 'continueFrom'>;
 
 /**
  * Fills the defaults and validates.
  * @throws {ConfigurationError} naming each bad option and its rule.
  */
-export function normaliseOptions(options: ObserveNetworkOptions = {}): ObserverConfig {
+export function normaliseOptions(options: ObserveNetworkOptions = {}): ParsedOptions {
   const parsed = OptionsSchema.safeParse(options);
   if (!parsed.success) {
     const problems = parsed.error.issues

@@ -1,4 +1,6 @@
-import { ConfigurationError, observeNetwork } from 'cloudbrowser';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { ConfigurationError, type NetworkObserver, observeNetwork } from 'cloudbrowser';
 import { describe, expect, test } from 'vitest';
 import { useLocalService } from '../support/local-service.js';
 import { startNetworkSite } from '../support/network-site.js';
@@ -88,4 +90,23 @@ test('continueFrom starts a new observer with a stopped one’s entries and drop
   await entryWhere(second, (e) => pathOf(e.url) === '/');
   expect(second.entries().slice(0, 5)).toEqual(first.entries());
   expect(first.entries().some((e) => pathOf(e.url) === '/')).toBe(false);
+});
+
+test('an observer does not hold on to the one it continued from, so reconnects do not chain buffers', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  await using driven = await openBrowser(local.client);
+  let first: NetworkObserver | undefined = await observeNetwork(driven.session);
+  await first.stop();
+  await using second = await observeNetwork(driven.session, { continueFrom: first });
+  const firstRef = new WeakRef(first);
+  first = undefined;
+  await expect
+    .poll(async () => {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return firstRef.deref() === undefined;
+    })
+    .toBe(true);
+  expect(second.stopped).toBe(false);
 });
