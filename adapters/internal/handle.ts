@@ -81,6 +81,22 @@ async function connectAll<C>(
   }
 }
 
+/** Connects the framework and the observer for a new handle, and makes the handle. */
+async function connectNew<C, H>(
+  cdpUrl: string,
+  signal: AbortSignal | undefined,
+  init: Omit<HandleInit<C>, 'connection' | 'network'>,
+  make: (init: HandleInit<C>) => H,
+): Promise<H> {
+  const connected = await connectAll(init.driver, cdpUrl, {
+    timeoutMs: init.settings.connectTimeoutMs,
+    signal,
+    redactor: init.redactor,
+    network: () => init.networkOption,
+  });
+  return make({ ...init, ...connected });
+}
+
 /** How long a disconnect may take during stop before the stop action is sent anyway. */
 const DISCONNECT_BUDGET_MS = 5_000;
 
@@ -162,14 +178,8 @@ export async function openCreated<C, H>(
     if (access) await supervisor().watch(session.id, access);
     if (signal?.aborted) throw new ConnectFailure('aborted', 'aborted by the caller');
     if (!session.cdpUrl) throw new ConnectFailure('not_active', 'the service gave no cdpUrl for it');
-    const networkOption = common.network;
-    const connected = await connectAll(driver, session.cdpUrl, {
-      timeoutMs: settings.connectTimeoutMs,
-      signal,
-      redactor,
-      network: () => networkOption,
-    });
-    return make({ client, session, driver, lease, redactor, settings, networkOption, ...connected });
+    const init = { client, session, driver, lease, redactor, settings, networkOption: common.network };
+    return await connectNew(session.cdpUrl, signal, init, make);
   } catch (error) {
     const outcome = await lease.stop().then(
       () => 'the browser was stopped',
@@ -210,13 +220,8 @@ export async function openAttached<C, H>(
   const lease = settings.own ? new Lease(client, session.id, access !== undefined) : undefined;
   try {
     if (access) await supervisor().watch(session.id, access);
-    const connected = await connectAll(driver, session.cdpUrl, {
-      timeoutMs: settings.connectTimeoutMs,
-      signal,
-      redactor,
-      network: () => networkOption,
-    });
-    return make({ client, session, driver, lease, redactor, settings, networkOption, ...connected });
+    const init = { client, session, driver, lease, redactor, settings, networkOption };
+    return await connectNew(session.cdpUrl, signal, init, make);
   } catch (error) {
     lease?.forget();
     throw setupError(operation, driver, session.id, error, 'the browser was left as it was', redactor);
