@@ -238,14 +238,10 @@ export class CdpConnection {
  * off too. This drops the offer from the upgrade request, so no endpoint can accept it.
  */
 const withoutCompressionOffer: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options, handler) => {
-  const headers = options.headers;
-  if (options.upgrade === undefined || headers === null || typeof headers !== 'object') {
-    return dispatch(options, handler);
-  }
-  if (Array.isArray(headers) || Symbol.iterator in headers) {
-    // undici passes a plain object here; any other shape is left alone rather than guessed at.
-    return dispatch(options, handler);
-  }
+  const { headers } = options;
+  // undici passes an upgrade's headers as a plain object; any other request or shape goes as it is.
+  const plain = typeof headers === 'object' && headers !== null && !(Symbol.iterator in headers);
+  if (options.upgrade === undefined || !plain) return dispatch(options, handler);
   const kept = Object.fromEntries(
     Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'sec-websocket-extensions'),
   );

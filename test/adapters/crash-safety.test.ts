@@ -58,7 +58,7 @@ async function hold(mode: string): Promise<Held> {
   return { child, id: ready[1] as string, extra: ready[2] ?? '', stderr: () => stderr, exited };
 }
 
-const statusOf = async (id: string) => (await local.client.browsers.get(id)).status;
+const { statusOf } = local;
 
 /** Pids of watchdogs started from this checkout's sources. */
 function watchdogPids(): number[] {

@@ -16,9 +16,7 @@ const site = useSite(startSite);
 /** Options every test uses: the test's local service, no managed proxy. */
 const base = () => ({ client: local.client, proxyCountryCode: null });
 
-const statusOf = async (id: string) => (await local.client.browsers.get(id)).status;
-const activeIds = async () =>
-  (await local.client.browsers.list({ filterBy: 'active' }).toArray()).map((b) => b.id);
+const { statusOf, activeIds } = local;
 
 describe('connectCloudBrowser (Playwright)', () => {
   test('gives a handle whose default context and page browse, and stop() ends billing', async () => {
@@ -173,9 +171,7 @@ describe('connectCloudBrowser (Playwright)', () => {
     await first.close();
     await expect.poll(() => cb.browser !== first && cb.browser.isConnected()).toBe(true);
     expect(await cb.page.evaluate('1 + 1')).toBe(2);
-    expect((await local.client.browsers.list({ filterBy: 'active' }).toArray()).map((b) => b.id)).toEqual([
-      cb.id,
-    ]);
+    expect(await activeIds()).toEqual([cb.id]);
   });
 
   test('reconnect() after stop() is refused', async () => {

@@ -8,9 +8,7 @@ const local = useLocalService();
 const site = useSite(startSite);
 
 const base = () => ({ client: local.client, proxyCountryCode: null });
-const statusOf = async (id: string) => (await local.client.browsers.get(id)).status;
-const activeIds = async () =>
-  (await local.client.browsers.list({ filterBy: 'active' }).toArray()).map((b) => b.id);
+const { statusOf, activeIds } = local;
 
 describe('connectCloudBrowser (Puppeteer)', () => {
   test('gives a handle whose page browses, through the WebSocket under cdpUrl, and stop() ends billing', async () => {

@@ -12,6 +12,10 @@ export interface LocalServiceFixture {
   readonly dataDir: string;
   /** Lifecycle lines the service logged. */
   readonly logs: string[];
+  /** The status the service reports for a browser now. */
+  statusOf(id: string): Promise<string>;
+  /** Ids of the browsers active now. */
+  activeIds(): Promise<string[]>;
 }
 
 /**
@@ -24,6 +28,8 @@ export function useLocalService(
 ): LocalServiceFixture {
   const state = {} as { service: LocalService; client: CloudBrowserClient; dataDir: string };
   const logs: string[] = [];
+  const activeIds = async () =>
+    (await state.client.browsers.list({ filterBy: 'active', pageSize: 100 }).toArray()).map((b) => b.id);
   beforeAll(async () => {
     state.dataDir = await mkdtemp(join(tmpdir(), 'cb-test-data-'));
     state.service = await startLocalService({
@@ -34,12 +40,9 @@ export function useLocalService(
     state.client = state.service.client();
   });
   afterEach(async () => {
-    const active = await state.client.browsers.list({ filterBy: 'active', pageSize: 100 }).toArray();
-    await Promise.all(active.map((b) => state.client.browsers.stop(b.id)));
-    expect(
-      active.map((b) => b.id),
-      'browsers left active by the test',
-    ).toEqual([]);
+    const active = await activeIds();
+    await Promise.all(active.map((id) => state.client.browsers.stop(id)));
+    expect(active, 'browsers left active by the test').toEqual([]);
   });
   afterAll(async () => {
     await state.service?.close();
@@ -57,5 +60,7 @@ export function useLocalService(
       return state.dataDir;
     },
     logs,
+    statusOf: async (id) => (await state.client.browsers.get(id)).status,
+    activeIds,
   };
 }
