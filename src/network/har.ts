@@ -194,6 +194,9 @@ function finalEntry(entry: NetworkEntry): HarEntry {
     response,
   });
   if (entry.fromCache === 'memory' || entry.fromCache === 'disk') har._fromCache = entry.fromCache;
+  if (entry.recovered) {
+    har.comment = 'Recovered from the page’s Performance Timeline: it began before the observer attached.';
+  }
   return har;
 }
 

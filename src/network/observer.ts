@@ -74,11 +74,13 @@ export class NetworkObserver implements AsyncDisposable {
           for (const stream of this.#streams) stream.push(entry);
           this.#emit(entry.state === 'finished' ? 'finished' : 'failed', entry);
         },
+        missed: (sessionId) => this.#tracker.missed(sessionId),
       },
     });
     this.#tracker = new TargetTracker(connection, {
       onGone: (sessionId) => this.#recorder.sessionGone(sessionId),
       redactUrl: (url) => redactor.url(url),
+      onTimeline: (target, requests) => this.#recorder.recover(target, requests),
     });
     connection.onEvent((method, params, sessionId) => {
       if (method.startsWith('Network.')) {

@@ -10,7 +10,8 @@ import type {
 import type { Redactor } from './redact.js';
 import { RingBuffer } from './ring-buffer.js';
 import type { AttachedTarget } from './targets.js';
-import { layOutTimings } from './timings.js';
+import { resourceTypeOf, type TimelineRequest } from './timeline.js';
+import { layOutTimeline, layOutTimings } from './timings.js';
 import type {
   NetworkEntry,
   NetworkEntryState,
@@ -26,6 +27,8 @@ export interface RecorderHooks {
   responded(entry: NetworkEntry): void;
   /** An entry ended and was stored (`finished`, `failed` or `incomplete`). */
   ended(entry: NetworkEntry): void;
+  /** A request the observer never saw start ended in this session: it began before Network was on. */
+  missed(sessionId: string): void;
 }
 
 export interface RecorderOptions {
@@ -95,6 +98,7 @@ export class NetworkRecorder {
     { request: Record<string, string>[]; response: Record<string, string>[] }
   >();
   readonly entries: RingBuffer<NetworkEntry>;
+  #recovered = 0;
 
   constructor(options: RecorderOptions) {
     this.#options = options;
@@ -129,7 +133,7 @@ export class NetworkRecorder {
         this.#loadingFinished(params as LoadingFinished, sessionId);
         break;
       case 'Network.loadingFailed':
-        this.#loadingFailed(params as LoadingFailed);
+        this.#loadingFailed(params as LoadingFailed, sessionId);
         break;
       case 'Network.requestServedFromCache': {
         const request = this.#inFlight.get((params as { requestId: string }).requestId);
@@ -155,6 +159,71 @@ export class NetworkRecorder {
     for (const request of [...this.#inFlight.values()])
       this.#end(request, 'incomplete', request.lastSeconds, null);
     this.#earlyExtra.clear();
+  }
+
+  /**
+   * Stores, as `recovered` entries, what a target's Performance Timeline shows it loaded that no
+   * entry of its own accounts for: the requests of a page or frame that began before the observer
+   * switched its Network domain on. Matched by URL, as many times as each URL was recorded.
+   */
+  recover(target: AttachedTarget, requests: readonly TimelineRequest[]): void {
+    const recorded = new Map<string, number>();
+    const count = (url: string, redirects: readonly NetworkRedirect[], document: boolean) => {
+      // The timeline names a document by where it ended up, any other resource by what was asked for.
+      const key = document ? url : (redirects[0]?.url ?? url);
+      recorded.set(key, (recorded.get(key) ?? 0) + 1);
+    };
+    const { targetId } = target;
+    for (const entry of this.entries.toArray()) {
+      if (entry.targetId !== targetId && entry.frameId !== targetId) continue;
+      count(entry.url, entry.redirects, entry.resourceType === 'Document' && entry.frameId === targetId);
+    }
+    for (const request of this.#inFlight.values()) {
+      if (request.target.targetId !== targetId && request.frameId !== targetId) continue;
+      count(
+        request.url,
+        request.redirects,
+        request.resourceType === 'Document' && request.frameId === targetId,
+      );
+    }
+    for (const request of requests) {
+      // An out-of-process iframe's document is its parent's request, in the parent's timeline too.
+      if (target.type === 'iframe' && request.kind === 'navigation') continue;
+      const url = this.#redactor.url(request.url);
+      const times = recorded.get(url) ?? 0;
+      if (times > 0) {
+        recorded.set(url, times - 1);
+        continue;
+      }
+      const entry: NetworkEntry = {
+        id: `recovered.${++this.#recovered}`,
+        state: 'finished',
+        url,
+        method: '',
+        resourceType: resourceTypeOf(request),
+        status: request.status > 0 ? request.status : null,
+        statusText: '',
+        mimeType: request.contentType,
+        protocol: request.protocol,
+        remoteAddress: null,
+        fromCache: request.fromCache ? 'disk' : null,
+        fromServiceWorker: request.fromServiceWorker,
+        encodedDataLength: request.transferSize,
+        decodedBodyLength: request.decodedBodySize,
+        timings: layOutTimeline(request),
+        redirects: [],
+        failure: null,
+        initiator: { type: 'other', url: null },
+        pageId: target.pageId,
+        targetId,
+        targetType: target.type,
+        frameId: targetId,
+        recovered: true,
+      };
+      if (this.#options.headers) Object.assign(entry, { requestHeaders: {}, responseHeaders: {} });
+      this.entries.push(entry);
+      this.#hooks.ended(entry);
+    }
   }
 
   #requestWillBeSent(event: RequestWillBeSent, target: AttachedTarget, sessionId: string): void {
@@ -254,15 +323,21 @@ export class NetworkRecorder {
 
   #loadingFinished(event: LoadingFinished, sessionId: string): void {
     const request = this.#inFlight.get(event.requestId);
-    if (request === undefined) return;
+    if (request === undefined) {
+      this.#hooks.missed(sessionId);
+      return;
+    }
     request.session = sessionId;
     if (request.response !== undefined) request.response.encodedDataLength = event.encodedDataLength;
     this.#end(request, 'finished', event.timestamp, null);
   }
 
-  #loadingFailed(event: LoadingFailed): void {
+  #loadingFailed(event: LoadingFailed, sessionId: string): void {
     const request = this.#inFlight.get(event.requestId);
-    if (request === undefined) return;
+    if (request === undefined) {
+      this.#hooks.missed(sessionId);
+      return;
+    }
     if (event.type !== undefined) request.resourceType = event.type;
     this.#end(request, 'failed', event.timestamp, {
       errorText: event.errorText,
@@ -372,6 +447,7 @@ export class NetworkRecorder {
       targetId: target.targetId,
       targetType: target.type,
       frameId: request.frameId,
+      recovered: false,
     };
     if (this.#options.headers) {
       const hop = request.redirects.length;

@@ -1,5 +1,6 @@
 import type { CdpConnection } from './cdp-connection.js';
 import type { AttachedToTarget, DetachedFromTarget, TargetInfo } from './protocol.js';
+import { readTimeline, type TimelineRequest } from './timeline.js';
 
 /** The kinds of target whose requests are observed. Others (the browser UI, tabs, worklets) are left alone. */
 const OBSERVED_TYPES = ['page', 'iframe', 'worker', 'shared_worker', 'service_worker'] as const;
@@ -34,7 +35,19 @@ export interface TargetTrackerHooks {
   onGone(sessionId: string): void;
   /** Redacts the page URLs and titles kept for HAR (a title may be a URL). */
   redactUrl(url: string): string;
+  /** What a new page or frame's timeline shows it finished loading (see {@link TargetTracker.missed}). */
+  onTimeline(target: AttachedTarget, requests: TimelineRequest[]): void;
 }
+
+/** Timeline reads of one new page or frame: whether one is under way, whether another is due, how many are left. */
+interface TimelineReads {
+  running: boolean;
+  again: boolean;
+  left: number;
+}
+
+/** Reads per target: the first, then one per burst of requests it missed; a bound, not a schedule. */
+const MAX_TIMELINE_READS = 8;
 
 /** Pages whose title and URL are remembered for HAR, most recent last. */
 const MAX_PAGES = 1_000;
@@ -42,9 +55,11 @@ const MAX_PAGES = 1_000;
 /**
  * Attaches to every page, popup, out-of-process iframe and worker of a browser, present and future,
  * through one CDP connection. At the browser level and then in every session it attaches with
- * `Target.setAutoAttach` (`waitForDebuggerOnStart`, so a new target's first request cannot be
- * missed), enables the Network domain, and always releases the target at once with
+ * `Target.setAutoAttach` (`waitForDebuggerOnStart`, so a new target waits for Network to be on),
+ * enables the Network domain, and always releases the target at once with
  * `Runtime.runIfWaitingForDebugger`: a target is never held longer than three commands take.
+ * Another client may release a target sooner; what a new page or frame loaded meanwhile is read
+ * from its timeline (see {@link missed}).
  */
 export class TargetTracker {
   readonly #connection: CdpConnection;
@@ -54,6 +69,9 @@ export class TargetTracker {
   readonly #pages = new Map<string, PageInfo>();
   /** Session set-ups not finished yet; `start()` waits for them. */
   readonly #setups = new Set<Promise<unknown>>();
+  /** Pages and frames that appeared after `start()`, by session: see {@link missed}. */
+  readonly #timelines = new Map<string, TimelineReads>();
+  #started = false;
 
   constructor(connection: CdpConnection, hooks: TargetTrackerHooks) {
     this.#connection = connection;
@@ -101,6 +119,21 @@ export class TargetTracker {
       ),
     );
     await this.#settled();
+    this.#started = true;
+  }
+
+  /**
+   * A request of this session ended that was never seen to start. For a page or frame that appeared
+   * after `start()`, that means it began loading before its Network domain was on: another client
+   * (the user's framework) released it first, or made it with a URL. Its document's timeline is read
+   * again once the read under way, if any, is done. Targets there before `start()` are left alone:
+   * the observer records from the moment it starts.
+   */
+  missed(sessionId: string): void {
+    const reads = this.#timelines.get(sessionId);
+    if (reads === undefined) return;
+    if (reads.running) reads.again = true;
+    else void this.#readTimeline(sessionId, reads);
   }
 
   /** Handles a `Target.*` or `Inspector.*` event; returns false for anything else. */
@@ -168,13 +201,39 @@ export class TargetTracker {
       ),
       release(),
     ];
-    this.#track(Promise.allSettled(steps));
+    const setup = Promise.allSettled(steps);
+    this.#track(setup);
+    if (this.#started && (target.type === 'page' || target.type === 'iframe')) {
+      // Chromium lets a new target run as soon as any client releases it, so its first requests
+      // may be over before Network is on here; its timeline tells what they were.
+      const reads: TimelineReads = { running: true, again: false, left: MAX_TIMELINE_READS };
+      this.#timelines.set(sessionId, reads);
+      void setup.then(() => this.#readTimeline(sessionId, reads));
+    }
+  }
+
+  async #readTimeline(sessionId: string, reads: TimelineReads): Promise<void> {
+    const target = this.#sessions.get(sessionId);
+    if (target === undefined || reads.left === 0) return;
+    reads.running = true;
+    reads.again = false;
+    reads.left--;
+    try {
+      const requests = await readTimeline(this.#connection, sessionId, target.targetId);
+      if (this.#sessions.has(sessionId)) this.#hooks.onTimeline(target, requests);
+    } catch {
+      // The target closed or navigated away meanwhile: nothing left to read.
+    } finally {
+      reads.running = false;
+      if (reads.again) void this.#readTimeline(sessionId, reads);
+    }
   }
 
   #detached(sessionId: string): void {
     const target = this.#sessions.get(sessionId);
     if (target === undefined) return;
     this.#sessions.delete(sessionId);
+    this.#timelines.delete(sessionId);
     if (this.#sessionOfTarget.get(target.targetId) === sessionId)
       this.#sessionOfTarget.delete(target.targetId);
     this.#hooks.onGone(sessionId);

@@ -1,4 +1,5 @@
 import type { ResourceTiming } from './protocol.js';
+import type { TimelineRequest } from './timeline.js';
 import type { NetworkTimings } from './types.js';
 
 /** When a request (or one hop of it) started and ended, on Chromium's clocks. */
@@ -26,13 +27,7 @@ export function layOutTimings(span: Span): NetworkTimings {
   const { timing } = span;
   // A memory-cache hit repeats the timing of the response it copies, which began before this request.
   const stale = timing !== undefined && timing.requestTime < span.startSeconds - 0.001;
-  if (timing === undefined || !(timing.requestTime > 0) || stale) {
-    // A cache hit took its whole time reading; a request without any response spent it all waiting.
-    const whole = round(total);
-    const blocked = span.responded ? -1 : whole;
-    const receive = span.responded ? whole : 0;
-    return { start, blocked, dns: -1, connect: -1, tls: -1, send: 0, wait: 0, receive, total: whole };
-  }
+  if (timing === undefined || !(timing.requestTime > 0) || stale) return wholly(start, total, span.responded);
   // Chromium's timing starts at `requestTime`, a little after the request was issued.
   const offset = Math.max(0, (timing.requestTime - span.startSeconds) * 1000);
   const dns = phase(timing.dnsStart, timing.dnsEnd);
@@ -45,6 +40,46 @@ export function layOutTimings(span: Span): NetworkTimings {
   const send = sendEnd - sendStart;
   const wait = headersEnd - sendEnd;
   const receive = Math.max(0, total - blocked - Math.max(dns, 0) - Math.max(connect, 0) - send - wait);
+  return phased(start, total, { blocked, dns, connect, tls, send, wait, receive });
+}
+
+/**
+ * Lays a Performance Timeline record out in the same phases. It does not separate sending from
+ * waiting (`send` is 0), and a cross-origin resource without `Timing-Allow-Origin` exposes only its
+ * whole time, counted as `receive` as for a cache hit.
+ */
+export function layOutTimeline(request: TimelineRequest): NetworkTimings {
+  const total = Math.max(0, request.responseEnd);
+  const start = round(request.start);
+  if (!(request.requestStart >= 0 && request.responseStart >= request.requestStart)) {
+    return wholly(start, total, true);
+  }
+  // Equal start and end: a reused connection or a cached lookup, which did not happen now.
+  const dns = request.dnsEnd > request.dnsStart ? request.dnsEnd - request.dnsStart : -1;
+  const connect = request.connectEnd > request.connectStart ? request.connectEnd - request.connectStart : -1;
+  const tls = connect >= 0 && request.tlsStart > 0 ? request.connectEnd - request.tlsStart : -1;
+  const wait = request.responseStart - request.requestStart;
+  const receive = Math.max(0, total - request.responseStart);
+  const blocked = Math.max(0, total - Math.max(dns, 0) - Math.max(connect, 0) - wait - receive);
+  return phased(start, total, { blocked, dns, connect, tls, send: 0, wait, receive });
+}
+
+/** Only the whole time is known: a response spent it reading (a cache hit), a request without one waiting. */
+function wholly(start: number, total: number, responded: boolean): NetworkTimings {
+  const whole = round(total);
+  const blocked = responded ? -1 : whole;
+  const receive = responded ? whole : 0;
+  return { start, blocked, dns: -1, connect: -1, tls: -1, send: 0, wait: 0, receive, total: whole };
+}
+
+/** Rounds measured phases; `total` is at least their sum (-1 phases left out). */
+function phased(
+  start: number,
+  total: number,
+  phases: Omit<NetworkTimings, 'start' | 'total'>,
+): NetworkTimings {
+  const { blocked, dns, connect, tls, send, wait, receive } = phases;
+  const sum = blocked + Math.max(dns, 0) + Math.max(connect, 0) + send + wait + receive;
   return {
     start,
     blocked: round(blocked),
@@ -54,7 +89,7 @@ export function layOutTimings(span: Span): NetworkTimings {
     send: round(send),
     wait: round(wait),
     receive: round(receive),
-    total: round(Math.max(total, blocked + Math.max(dns, 0) + Math.max(connect, 0) + send + wait + receive)),
+    total: round(Math.max(total, sum)),
   };
 }
 

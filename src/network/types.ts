@@ -102,14 +102,18 @@ export interface NetworkRedirect {
  * `headers: true` and have secret values redacted.
  */
 export interface NetworkEntry {
-  /** Chromium's request id, unique within the browser; the hops of a redirect chain share it. */
+  /**
+   * Chromium's request id, unique within the browser; the hops of a redirect chain share it. A
+   * `recovered` entry has an id of the observer's own, `recovered.<n>`.
+   */
   readonly id: string;
   readonly state: NetworkEntryState;
   /** The final URL (after redirects), secret query parameters redacted. */
   readonly url: string;
+  /** The HTTP method; '' when not known (a `recovered` entry). */
   readonly method: string;
   readonly resourceType: NetworkResourceType;
-  /** The HTTP status, or null when no response arrived. */
+  /** The HTTP status, or null when no response arrived (or, `recovered`, the page was not shown it). */
   readonly status: number | null;
   readonly statusText: string;
   /** The response's MIME type, or '' without a response. */
@@ -140,6 +144,14 @@ export interface NetworkEntry {
   readonly targetType: string;
   /** The frame that issued it, when it came from a document. */
   readonly frameId: string | null;
+  /**
+   * The request began before the observer could switch on its target's Network domain (a popup or
+   * tab that started loading while the observer was still attaching to it), and was read back from
+   * the document's own Performance Timeline when it finished. Such an entry has no method, status
+   * text, remote address, initiator, headers or redirect hops; a cross-origin resource without
+   * `Timing-Allow-Origin` also has no status, sizes or phases; any HTTP cache hit reads `disk`.
+   */
+  readonly recovered: boolean;
   /** Only with `headers: true`; lower-case names, secret values replaced by `[redacted]`. */
   readonly requestHeaders?: Readonly<Record<string, string>>;
   /** Only with `headers: true`; lower-case names, secret values replaced by `[redacted]`. */

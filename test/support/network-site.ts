@@ -10,6 +10,8 @@ export interface NetworkSite {
   readonly closedPort: number;
   /** Request headers of every request, by path. */
   readonly received: Map<string, Record<string, string | string[] | undefined>>;
+  /** Answers every request for `/held` made so far (an image each); they wait until then. */
+  releaseHeld(): void;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ const page = (body: string, title = 'test page') =>
  */
 export async function startNetworkSite(): Promise<NetworkSite> {
   const received = new Map<string, Record<string, string | string[] | undefined>>();
+  const held = new Set<() => void>();
   let url = '';
   let crossSiteUrl = '';
   const server: Server = createServer((req, res) => {
@@ -122,6 +125,14 @@ export async function startNetworkSite(): Promise<NetworkSite> {
       res.on('close', () => clearTimeout(timer));
       return;
     }
+    if (path === '/with-held-image') return html(page('<img src="/held" alt="">', 'Held'));
+    if (path === '/held') {
+      const answer = () =>
+        res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' }).end(PNG);
+      held.add(answer);
+      res.on('close', () => held.delete(answer));
+      return;
+    }
     if (path === '/secrets') {
       return res
         .writeHead(200, {
@@ -163,6 +174,10 @@ export async function startNetworkSite(): Promise<NetworkSite> {
     crossSiteUrl,
     closedPort,
     received,
+    releaseHeld() {
+      for (const answer of held) answer();
+      held.clear();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -9,21 +9,29 @@ export interface Relay extends AsyncDisposable {
   readonly upgrades: { request: string; response: string }[];
   /** Drops every connection open now, as a network failure would; new ones are still relayed. */
   cut(): void;
+  /** Stops passing on what clients send (buffered, not lost), as a stalled client would; the other way still flows. */
+  hold(): void;
+  /** Passes on what {@link hold} buffered, and everything after it. */
+  release(): void;
 }
 
 /** Relays TCP connections to `127.0.0.1:<port>`, keeping the first bytes of each and able to drop them all. */
 export async function startRelay(port: number): Promise<Relay> {
   const upgrades: { request: string; response: string }[] = [];
   const sockets = new Set<Socket>();
+  const pairs = new Set<{ client: Socket; upstream: Socket }>();
   const server = createServer((client) => {
     const upgrade = { request: '', response: '' };
     upgrades.push(upgrade);
     const upstream = createConnection({ host: '127.0.0.1', port });
+    const pair = { client, upstream };
+    pairs.add(pair);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('error', () => {});
       socket.on('close', () => {
         sockets.delete(socket);
+        pairs.delete(pair);
         // Either side gone: the other goes too, as through a real network.
         client.destroy();
         upstream.destroy();
@@ -48,6 +56,15 @@ export async function startRelay(port: number): Promise<Relay> {
     url: `http://127.0.0.1:${relayPort}`,
     upgrades,
     cut,
+    hold() {
+      for (const { client, upstream } of pairs) {
+        client.unpipe(upstream);
+        client.pause();
+      }
+    },
+    release() {
+      for (const { client, upstream } of pairs) client.pipe(upstream);
+    },
     async [Symbol.asyncDispose]() {
       cut();
       await new Promise((resolve) => server.close(resolve));

@@ -1,0 +1,156 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type NetworkObserver, observeNetwork } from 'cloudbrowser';
+import { expect, test } from 'vitest';
+import { type ChromiumProcess, launchChromium } from '../../src/local/chromium.js';
+import { findChromium } from '../../src/local/chromium-path.js';
+import { startNetworkSite } from '../support/network-site.js';
+import { byPath, entryWhere, pathOf } from '../support/observed-browser.js';
+import { type Relay, startRelay } from '../support/relay.js';
+import { useSite } from '../support/site.js';
+
+const site = useSite(startNetworkSite);
+
+/**
+ * A browser whose observer reaches it through a relay that can stall the observer's commands, so a
+ * tab can load before the observer's `Network.enable` arrives: what happens when the user's
+ * framework releases a new tab first, made certain. The test drives the browser on its own pipe.
+ */
+async function observedThroughRelay(): Promise<
+  AsyncDisposable & { chromium: ChromiumProcess; relay: Relay; network: NetworkObserver }
+> {
+  const userDataDir = await mkdtemp(join(tmpdir(), 'cloudbrowser-late-'));
+  const chromium = await launchChromium({ executablePath: await findChromium(), userDataDir });
+  const relay = await startRelay(chromium.port);
+  const network = await observeNetwork(
+    `ws://127.0.0.1:${relay.port}${new URL(chromium.wsEndpoint).pathname}`,
+  );
+  return {
+    chromium,
+    relay,
+    network,
+    async [Symbol.asyncDispose]() {
+      await network.stop();
+      await relay[Symbol.asyncDispose]();
+      await chromium.close();
+      await rm(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Opens a tab with a URL on the test's own pipe (a raw `Target.createTarget`, which Chromium does not hold). */
+async function openTab(chromium: ChromiumProcess, url: string): Promise<string> {
+  const { targetId } = await chromium.send<{ targetId: string }>('Target.createTarget', { url });
+  return targetId;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(20);
+  }
+}
+
+test('a tab that loaded before the observer could switch its Network on is recovered from its timeline, once each', async () => {
+  await using observed = await observedThroughRelay();
+  const { chromium, relay, network } = observed;
+  relay.hold();
+  const targetId = await openTab(chromium, `${site.url}/subresources?n=3`);
+  const { sessionId } = await chromium.send<{ sessionId: string }>('Target.attachToTarget', {
+    targetId,
+    flatten: true,
+  });
+  await until(async () => {
+    const { result } = await chromium.send<{ result: { value: string } }>(
+      'Runtime.evaluate',
+      { expression: 'document.readyState', returnByValue: true },
+      sessionId,
+    );
+    return result.value === 'complete';
+  }, 'the tab has loaded');
+  relay.release();
+
+  const paths = ['/subresources', '/style.css', '/app.js', '/img/0.png', '/img/1.png', '/img/2.png'];
+  for (const path of paths) await entryWhere(network, (e) => pathOf(e.url) === path);
+  for (const path of paths) expect(byPath(network, path)).toHaveLength(1);
+  expect(byPath(network, '/subresources')[0]).toMatchObject({
+    recovered: true,
+    state: 'finished',
+    method: '',
+    status: 200,
+    resourceType: 'Document',
+    mimeType: 'text/html',
+    protocol: 'http/1.1',
+    pageId: targetId,
+    targetId,
+    targetType: 'page',
+    frameId: targetId,
+    failure: null,
+  });
+  expect(byPath(network, '/style.css')[0]).toMatchObject({ resourceType: 'Stylesheet', status: 200 });
+  expect(byPath(network, '/app.js')[0]).toMatchObject({ resourceType: 'Script', status: 200 });
+  const image = byPath(network, '/img/0.png')[0];
+  expect(image).toMatchObject({ resourceType: 'Image', status: 200, mimeType: 'image/png', recovered: true });
+  expect(image?.decodedBodyLength).toBeGreaterThan(0);
+  const { timings } = image ?? {};
+  expect(timings?.start).toBeGreaterThan(Date.now() - 60_000);
+  expect(timings?.total).toBeGreaterThanOrEqual(0);
+  const phases = [
+    timings?.blocked,
+    timings?.dns,
+    timings?.connect,
+    timings?.send,
+    timings?.wait,
+    timings?.receive,
+  ];
+  const sum = phases.reduce<number>((a, b) => a + Math.max(b ?? 0, 0), 0);
+  expect(sum).toBeCloseTo(timings?.total ?? -1, 1);
+  // The HAR says where such an entry came from.
+  const har = network.toHar();
+  const harImage = har.log.entries.find((e) => pathOf(e.request.url) === '/img/0.png');
+  expect(harImage?.comment).toMatch(/performance timeline/i);
+});
+
+test('a request in flight when the observer switched Network on is recovered once it ends', async () => {
+  await using observed = await observedThroughRelay();
+  const { chromium, relay, network } = observed;
+  relay.hold();
+  const targetId = await openTab(chromium, `${site.url}/with-held-image`);
+  await until(() => site.received.has('/held'), 'the tab asks for its image');
+  relay.release();
+  // The first reading of the tab's timeline finds its document; the image is still loading.
+  const document = await entryWhere(network, (e) => pathOf(e.url) === '/with-held-image');
+  expect(document).toMatchObject({ recovered: true, status: 200, pageId: targetId });
+  expect(byPath(network, '/held')).toHaveLength(0);
+
+  site.releaseHeld();
+  const image = await entryWhere(network, (e) => pathOf(e.url) === '/held');
+  expect(image).toMatchObject({ recovered: true, status: 200, resourceType: 'Image', pageId: targetId });
+  // Read again, the timeline repeats the document and the favicon; neither is recorded twice.
+  await until(() => byPath(network, '/favicon.ico').length > 0, 'the favicon is recorded');
+  expect(byPath(network, '/with-held-image')).toHaveLength(1);
+  expect(byPath(network, '/held')).toHaveLength(1);
+  expect(byPath(network, '/favicon.ico')).toHaveLength(1);
+});
+
+test('a cross-site iframe that loaded before the observer attached is recovered in its own target, its document once', async () => {
+  await using observed = await observedThroughRelay();
+  const { chromium, relay, network } = observed;
+  relay.hold();
+  const targetId = await openTab(chromium, `${site.url}/with-iframe`);
+  await until(() => site.received.has('/framed-data'), 'the iframe has fetched its data');
+  relay.release();
+
+  const image = await entryWhere(network, (e) => pathOf(e.url) === '/img/in-frame.png');
+  const data = await entryWhere(network, (e) => pathOf(e.url) === '/framed-data');
+  await entryWhere(network, (e) => pathOf(e.url) === '/framed');
+  expect(image).toMatchObject({ targetType: 'iframe', pageId: targetId, status: 200, resourceType: 'Image' });
+  expect(image.targetId).not.toBe(targetId);
+  expect(data).toMatchObject({ targetType: 'iframe', targetId: image.targetId, status: 200 });
+  for (const path of ['/with-iframe', '/framed', '/img/in-frame.png', '/framed-data']) {
+    expect(byPath(network, path)).toHaveLength(1);
+  }
+});
