@@ -3,7 +3,10 @@ import { readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
-import { ChromiumLaunchError, ChromiumProtocolError } from '../errors.js';
+import { ChromiumLaunchError } from '../errors.js';
+import { type CdpListener, CdpPipe } from './cdp-pipe.js';
+
+export type { CdpListener } from './cdp-pipe.js';
 
 /** How one Chromium is started. */
 export interface LaunchOptions {
@@ -47,9 +50,6 @@ export interface ChromiumExit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
-
-/** A listener for events on the private control channel. */
-export type CdpListener = (method: string, params: unknown, sessionId?: string) => void;
 
 /**
  * One running Chromium, owned by this Node process. It cannot outlive it: Chromium exits when the
@@ -185,12 +185,6 @@ const STDERR_LINES = 20;
 /** Lines that every headless Linux box prints and that never explain a failure. */
 const NOISE = /dbus\/(bus|object_proxy)\.cc|Fontconfig (error|warning)/;
 
-interface Pending {
-  method: string;
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-}
-
 class LaunchedChromium implements ChromiumProcess {
   readonly exited: Promise<ChromiumExit>;
   readonly #child: ChildProcess;
@@ -200,18 +194,14 @@ class LaunchedChromium implements ChromiumProcess {
   readonly #writer: Socket;
   readonly #reader: Socket;
   readonly #stderr: Socket;
-  readonly #pending = new Map<number, Pending>();
-  readonly #listeners = new Set<CdpListener>();
+  readonly #pipe: CdpPipe;
   #stderrLines: string[] = [];
   #stderrPartial = '';
-  #readBuffer: Buffer[] = [];
-  #nextId = 0;
   #port = 0;
   #wsEndpoint = '';
   #version: Record<string, string> = {};
   #exit: ChromiumExit | undefined;
   #spawnError: Error | undefined;
-  #channelClosed = false;
   #closing: Promise<void> | undefined;
   #refd = true;
   #busy = 0;
@@ -233,8 +223,12 @@ class LaunchedChromium implements ChromiumProcess {
     }
     this.#stderr.setEncoding('utf8');
     this.#stderr.on('data', (chunk: string) => this.#onStderr(chunk));
-    this.#reader.on('data', (chunk: Buffer) => this.#onPipeData(chunk));
-    this.#reader.on('close', () => this.#onChannelClosed());
+    this.#pipe = new CdpPipe({
+      writer: this.#writer,
+      reader: this.#reader,
+      busy: (delta) => this.#hold(delta),
+      goneReason: () => this.#goneReason(),
+    });
     this.exited = new Promise<ChromiumExit>((resolve) => {
       child.once('exit', (code, signal) => {
         this.#exit = { code, signal };
@@ -245,14 +239,14 @@ class LaunchedChromium implements ChromiumProcess {
         } catch {
           // Not ours to report from an event handler; close() and the scan in tests would show a survivor.
         }
-        this.#onChannelClosed();
+        this.#pipe.close();
         resolve(this.#exit);
       });
       child.on('error', (error) => {
         this.#spawnError = error;
         if (this.#pid === undefined) {
           this.#exit = { code: null, signal: null };
-          this.#onChannelClosed();
+          this.#pipe.close();
           resolve(this.#exit);
         }
       });
@@ -273,23 +267,11 @@ class LaunchedChromium implements ChromiumProcess {
   }
 
   send<T = unknown>(method: string, params: object = {}, sessionId?: string): Promise<T> {
-    if (this.#channelClosed) {
-      return Promise.reject(new ChromiumProtocolError(method, this.#goneReason()));
-    }
-    const id = ++this.#nextId;
-    const message = sessionId === undefined ? { id, method, params } : { id, method, params, sessionId };
-    this.#hold(+1);
-    return new Promise<T>((resolve, reject) => {
-      this.#pending.set(id, { method, resolve: resolve as (value: unknown) => void, reject });
-      this.#writer.write(`${JSON.stringify(message)}\0`);
-    }).finally(() => this.#hold(-1));
+    return this.#pipe.send<T>(method, params, sessionId);
   }
 
   on(_event: 'cdp', listener: CdpListener): () => void {
-    this.#listeners.add(listener);
-    return () => {
-      this.#listeners.delete(listener);
-    };
+    return this.#pipe.on(listener);
   }
 
   close(options: { graceMs?: number } = {}): Promise<void> {
@@ -447,69 +429,6 @@ class LaunchedChromium implements ChromiumProcess {
       if (this.#stderrLines.length > STDERR_LINES * 2)
         this.#stderrLines = this.#stderrLines.slice(-STDERR_LINES);
     }
-  }
-
-  /** Messages on the pipe are JSON texts, each ended by a NUL byte (which UTF-8 never uses inside a character). */
-  #onPipeData(chunk: Buffer): void {
-    let start = 0;
-    for (let end = chunk.indexOf(0); end !== -1; end = chunk.indexOf(0, start)) {
-      const tail = chunk.subarray(start, end);
-      const message = this.#readBuffer.length > 0 ? Buffer.concat([...this.#readBuffer, tail]) : tail;
-      this.#readBuffer = [];
-      start = end + 1;
-      this.#dispatch(message.toString('utf8'));
-    }
-    if (start < chunk.length) this.#readBuffer.push(chunk.subarray(start));
-  }
-
-  #dispatch(text: string): void {
-    let message: {
-      id?: number;
-      result?: unknown;
-      error?: { code?: number; message?: string };
-      method?: string;
-      params?: unknown;
-      sessionId?: string;
-    };
-    try {
-      message = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (typeof message.id === 'number') {
-      const pending = this.#pending.get(message.id);
-      if (!pending) return;
-      this.#pending.delete(message.id);
-      if (message.error) {
-        const { code, message: reason } = message.error;
-        pending.reject(
-          new ChromiumProtocolError(pending.method, `${reason ?? 'failed'} (${code ?? 'no code'})`),
-        );
-      } else {
-        pending.resolve(message.result);
-      }
-    } else if (typeof message.method === 'string') {
-      for (const listener of [...this.#listeners]) {
-        try {
-          listener(message.method, message.params, message.sessionId);
-        } catch (error) {
-          // A listener's bug must not break the channel; surface it like an uncaught exception.
-          queueMicrotask(() => {
-            throw error;
-          });
-        }
-      }
-    }
-  }
-
-  #onChannelClosed(): void {
-    if (this.#channelClosed) return;
-    this.#channelClosed = true;
-    const reason = this.#goneReason();
-    for (const pending of this.#pending.values()) {
-      pending.reject(new ChromiumProtocolError(pending.method, reason));
-    }
-    this.#pending.clear();
   }
 
   #goneReason(): string {
