@@ -7,7 +7,7 @@ import type { NetworkResourceType } from './types.js';
  * cross-origin resource without `Timing-Allow-Origin` shows only its start and end).
  */
 export interface TimelineRequest {
-  /** The document's URL for `navigation`; a resource's URL as requested, before any redirect. */
+  /** The document's URL for `navigation`; a resource's URL as requested, before any redirect. No fragment. */
   url: string;
   /** `navigation` for the document itself, else the resource's `initiatorType` (`img`, `script`, `fetch`, …). */
   kind: string;
@@ -83,10 +83,18 @@ export async function readTimeline(
   );
   const value = result?.value;
   if (!Array.isArray(value)) return [];
-  return value.filter(
-    (item: TimelineRequest) =>
-      typeof item?.url === 'string' && /^https?:/.test(item.url) && item.responseEnd > 0,
-  );
+  return value
+    .filter(
+      (item: TimelineRequest) =>
+        typeof item?.url === 'string' && /^https?:/.test(item.url) && item.responseEnd > 0,
+    )
+    .map((item: TimelineRequest) => ({ ...item, url: withoutFragment(item.url) }));
+}
+
+/** CDP gives a request's URL without its fragment; so must the timeline, to be compared with it. */
+function withoutFragment(url: string): string {
+  const hash = url.indexOf('#');
+  return hash === -1 ? url : url.slice(0, hash);
 }
 
 /** The resource type Chromium would have reported, as well as the initiator and content type tell. */
