@@ -65,6 +65,10 @@ export class Store {
   readonly profiles = new Map<string, ProfileRecord>();
   readonly #dir: string;
   #writing: Promise<void> = Promise.resolve();
+  /** Storage folders being copied into a browser about to start, with how many copies are under way. */
+  readonly #reading = new Map<string, number>();
+  /** Folders replaced or forgotten while being copied: removed when their last copy ends. */
+  readonly #retired = new Set<string>();
 
   private constructor(dir: string) {
     this.#dir = dir;
@@ -125,8 +129,7 @@ export class Store {
     await this.#queue(async () => {
       const previous = await this.#storageFolder(profileId);
       await writeAtomic(this.#storagePointer(profileId), JSON.stringify({ folder }));
-      if (previous !== undefined)
-        await rm(join(this.#dir, 'profiles', previous), { recursive: true, force: true });
+      if (previous !== undefined) await this.#retire(previous);
     });
   }
 
@@ -134,14 +137,26 @@ export class Store {
    * Puts a profile's saved web storage into `profileDir` (`<user-data-dir>/Default` of a Chromium
    * not started yet). Returns whether the profile had any.
    */
-  readStorage(profileId: string, profileDir: string): Promise<boolean> {
-    // Queued, so a save of the same profile cannot remove the folder while it is being copied.
-    return this.#queue(async () => {
-      const folder = await this.#storageFolder(profileId);
-      if (folder === undefined) return false;
+  async readStorage(profileId: string, profileDir: string): Promise<boolean> {
+    // Only looking the folder up waits for the writes queued before; the copy, however large, holds
+    // no later write back, and a save that replaces the folder meanwhile leaves its removal to us.
+    const folder = await this.#queue(async () => {
+      const named = await this.#storageFolder(profileId);
+      if (named !== undefined) this.#reading.set(named, (this.#reading.get(named) ?? 0) + 1);
+      return named;
+    });
+    if (folder === undefined) return false;
+    try {
       await cp(join(this.#dir, 'profiles', folder), profileDir, { recursive: true });
       return true;
-    });
+    } finally {
+      const copies = (this.#reading.get(folder) ?? 1) - 1;
+      if (copies > 0) this.#reading.set(folder, copies);
+      else {
+        this.#reading.delete(folder);
+        if (this.#retired.delete(folder)) await this.#retire(folder);
+      }
+    }
   }
 
   /** Forgets a profile's saved state: its cookies and its web storage. */
@@ -150,14 +165,19 @@ export class Store {
       const folder = await this.#storageFolder(profileId);
       await rm(this.#cookiePath(profileId), { force: true });
       await rm(this.#storagePointer(profileId), { force: true });
-      if (folder !== undefined)
-        await rm(join(this.#dir, 'profiles', folder), { recursive: true, force: true });
+      if (folder !== undefined) await this.#retire(folder);
     });
   }
 
   /** Resolves when every queued write has landed. */
   flush(): Promise<void> {
     return this.#writing;
+  }
+
+  /** Removes a storage folder no pointer names any more, or, while it is being copied, once it is not. */
+  async #retire(folder: string): Promise<void> {
+    if (this.#reading.has(folder)) this.#retired.add(folder);
+    else await rm(join(this.#dir, 'profiles', folder), { recursive: true, force: true });
   }
 
   #cookiePath(profileId: string): string {

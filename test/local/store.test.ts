@@ -71,3 +71,37 @@ test('web storage: a save replaces the last one whole, and a crash leaves no str
     for (const dir of [dataDir, chromiumProfile, restored]) await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('web storage: copying a large profile into a browser holds back no save, and a new save meanwhile waits for nothing', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'cb-store-'));
+  const large = await mkdtemp(join(tmpdir(), 'cb-store-large-'));
+  const small = await mkdtemp(join(tmpdir(), 'cb-store-small-'));
+  const restored = await mkdtemp(join(tmpdir(), 'cb-store-restored-'));
+  try {
+    const store = await Store.open(dataDir);
+    const megabyte = Buffer.alloc(1024 * 1024, 7);
+    await mkdir(join(large, 'IndexedDB'), { recursive: true });
+    for (let i = 0; i < 64; i++) await writeFile(join(large, 'IndexedDB', `${i}.blob`), megabyte);
+    await store.writeStorage('p', large);
+    await mkdir(join(small, 'Local Storage'), { recursive: true });
+    await writeFile(join(small, 'Local Storage', 'LOG'), 'small');
+
+    const order: string[] = [];
+    const reading = store.readStorage('p', join(restored, 'Default')).then(() => order.push('copied'));
+    await Promise.all([
+      store.save().then(() => order.push('saved')),
+      store.writeStorage('p', small).then(() => order.push('replaced')),
+      reading,
+    ]);
+    expect(order.indexOf('copied')).toBe(2);
+    // The copy is the whole version it began with, although a newer one was saved meanwhile…
+    const copied = await readdir(join(restored, 'Default', 'IndexedDB'));
+    expect(copied).toHaveLength(64);
+    // …and the replaced version is gone once it was copied; the next browser gets the new one.
+    expect((await readdir(join(dataDir, 'profiles'))).filter((n) => n.includes('.storage-'))).toHaveLength(1);
+    expect(await store.readStorage('p', join(restored, 'Next'))).toBe(true);
+    expect(await readdir(join(restored, 'Next'))).toEqual(['Local Storage']);
+  } finally {
+    for (const dir of [dataDir, large, small, restored]) await rm(dir, { recursive: true, force: true });
+  }
+});
