@@ -1,6 +1,17 @@
 import { spawn } from 'node:child_process';
 import { constants, createReadStream, createWriteStream } from 'node:fs';
-import { access, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  access,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -281,7 +292,7 @@ async function unpackSparticuz(packageDir: string, cacheDir: string): Promise<st
   const safeVersion = typeof version === 'string' && /^[\w.+-]+$/.test(version) ? version : 'unknown';
   const target = join(cacheDir, `sparticuz-chromium-${safeVersion}`);
   const launcher = join(target, 'chrome');
-  if (await isExecutableFile(launcher)) return launcher;
+  if (await isExecutableFile(launcher)) return usedNow(target, launcher);
 
   const bin = join(packageDir, 'bin');
   await mkdir(cacheDir, { recursive: true });
@@ -309,7 +320,31 @@ async function unpackSparticuz(packageDir: string, cacheDir: string): Promise<st
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+  await pruneUnused(cacheDir, target);
+  return usedNow(target, launcher);
+}
+
+/** An unpacked version nobody has asked for in this long is removed when another is unpacked. */
+const UNUSED_FOR_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * Marks an unpacked version as used (its folder's time), so that pruning can tell. A version may
+ * serve several projects on one machine, so only long disuse, not a newer version, retires it.
+ */
+async function usedNow(target: string, launcher: string): Promise<string> {
+  const now = new Date();
+  await utimes(target, now, now).catch(() => {});
   return launcher;
+}
+
+/** Removes the other unpacked versions (about 200 MB each) that have not been used for {@link UNUSED_FOR_MS}. */
+async function pruneUnused(cacheDir: string, keep: string): Promise<void> {
+  for (const name of await readdir(cacheDir).catch(() => [])) {
+    const folder = join(cacheDir, name);
+    if (!name.startsWith('sparticuz-chromium-') || folder === keep) continue;
+    const { mtimeMs } = await stat(folder).catch(() => ({ mtimeMs: Date.now() }));
+    if (Date.now() - mtimeMs > UNUSED_FOR_MS) await rm(folder, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium as playwright } from 'playwright-core';
@@ -206,6 +206,16 @@ describe('findChromium', () => {
     const cacheDir = await tempDir('cache');
     const home = await tempDir('home');
     const search = { env: {}, systemPaths: [], homeDir: home, cacheDir };
+    // Versions unpacked earlier: one another project used yesterday, one nobody has used for two months.
+    const day = 24 * 60 * 60 * 1000;
+    for (const [name, daysAgo] of [
+      ['sparticuz-chromium-1.0.0', 1],
+      ['sparticuz-chromium-0.9.0', 60],
+    ] as const) {
+      await mkdir(join(cacheDir, name));
+      const then = new Date(Date.now() - daysAgo * day);
+      await utimes(join(cacheDir, name), then, then);
+    }
     // Two at once: each unpacks into its own staging folder and one rename wins; both get a whole Chromium.
     const [first, second] = await Promise.all([
       findChromium(undefined, search),
@@ -213,7 +223,13 @@ describe('findChromium', () => {
     ]);
     expect(first).toMatch(/sparticuz-chromium-[\d.]+\/chrome$/);
     expect(second).toBe(first);
-    expect(readdirSync(cacheDir)).toHaveLength(1);
+    const unpacked = basename(dirname(first as string));
+    expect(readdirSync(cacheDir).sort()).toEqual([unpacked, 'sparticuz-chromium-1.0.0'].sort());
+    // Finding it again counts as a use, which keeps it from being pruned.
+    const old = new Date(Date.now() - 60 * day);
+    await utimes(join(cacheDir, unpacked), old, old);
+    expect(await findChromium(undefined, search)).toBe(first);
+    expect(Date.now() - statSync(join(cacheDir, unpacked)).mtimeMs).toBeLessThan(day);
 
     const chromium = await launchChromium({ executablePath: first as string, userDataDir: await tempDir() });
     launched.push(chromium);
