@@ -44,6 +44,13 @@ interface TimelineReads {
   running: boolean;
   again: boolean;
   left: number;
+  /**
+   * The page's clock when a read first succeeded, after Network was on: a request begun later was
+   * seen, so only those begun earlier are ever recovered.
+   */
+  since: number | undefined;
+  /** Those already settled (recovered, or matched to an entry) by an earlier read, by URL and start. */
+  settled: Set<string>;
 }
 
 /** Reads per target: the first, then one per burst of requests it missed; a bound, not a schedule. */
@@ -206,7 +213,13 @@ export class TargetTracker {
     if (this.#started && (target.type === 'page' || target.type === 'iframe')) {
       // Chromium lets a new target run as soon as any client releases it, so its first requests
       // may be over before Network is on here; its timeline tells what they were.
-      const reads: TimelineReads = { running: true, again: false, left: MAX_TIMELINE_READS };
+      const reads: TimelineReads = {
+        running: true,
+        again: false,
+        left: MAX_TIMELINE_READS,
+        since: undefined,
+        settled: new Set(),
+      };
       this.#timelines.set(sessionId, reads);
       void setup.then(() => this.#readTimeline(sessionId, reads));
     }
@@ -219,8 +232,15 @@ export class TargetTracker {
     reads.again = false;
     reads.left--;
     try {
-      const requests = await readTimeline(this.#connection, sessionId, target.targetId);
-      if (this.#sessions.has(sessionId)) this.#hooks.onTimeline(target, requests);
+      const { now, requests } = await readTimeline(this.#connection, sessionId, target.targetId);
+      if (now > 0) reads.since ??= now;
+      const since = reads.since ?? 0;
+      // Later reads see the same requests again; the entries they became may be gone from the buffer.
+      const missed = requests.filter(
+        (request) => request.start < since && !reads.settled.has(`${request.start} ${request.url}`),
+      );
+      for (const request of missed) reads.settled.add(`${request.start} ${request.url}`);
+      if (this.#sessions.has(sessionId) && missed.length > 0) this.#hooks.onTimeline(target, missed);
     } catch {
       // The target closed or navigated away meanwhile: nothing left to read.
     } finally {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type NetworkObserver, observeNetwork } from 'cloudbrowser';
+import { type NetworkObserver, type ObserveNetworkOptions, observeNetwork } from 'cloudbrowser';
 import { expect, test } from 'vitest';
 import { type ChromiumProcess, launchChromium } from '../../src/local/chromium.js';
 import { findChromium } from '../../src/local/chromium-path.js';
@@ -18,14 +18,15 @@ const site = useSite(startNetworkSite);
  * tab can load before the observer's `Network.enable` arrives: what happens when the user's
  * framework releases a new tab first, made certain. The test drives the browser on its own pipe.
  */
-async function observedThroughRelay(): Promise<
-  AsyncDisposable & { chromium: ChromiumProcess; relay: Relay; network: NetworkObserver }
-> {
+async function observedThroughRelay(
+  options?: ObserveNetworkOptions,
+): Promise<AsyncDisposable & { chromium: ChromiumProcess; relay: Relay; network: NetworkObserver }> {
   const userDataDir = await mkdtemp(join(tmpdir(), 'cloudbrowser-late-'));
   const chromium = await launchChromium({ executablePath: await findChromium(), userDataDir });
   const relay = await startRelay(chromium.port);
   const network = await observeNetwork(
     `ws://127.0.0.1:${relay.port}${new URL(chromium.wsEndpoint).pathname}`,
+    options,
   );
   return {
     chromium,
@@ -154,5 +155,40 @@ test('a cross-site iframe that loaded before the observer attached is recovered 
   expect(data).toMatchObject({ targetType: 'iframe', targetId: image.targetId, status: 200 });
   for (const path of ['/with-iframe', '/framed', '/img/in-frame.png', '/framed-data']) {
     expect(byPath(network, path)).toHaveLength(1);
+  }
+});
+
+test('reading a timeline again recovers nothing twice, even once its entries have left a small buffer', async () => {
+  await using observed = await observedThroughRelay({ maxEntries: 2 });
+  const { chromium, relay, network } = observed;
+  const ended: string[] = [];
+  network.on('finished', (entry) => ended.push(pathOf(entry.url)));
+  relay.hold();
+  const targetId = await openTab(chromium, `${site.url}/with-held-image`);
+  await until(() => site.received.has('/held'), 'the tab asks for its image');
+  relay.release();
+  await until(() => ended.includes('/with-held-image'), 'the document is recovered');
+
+  // Requests seen as they happen, after the first reading, push the document out of the buffer.
+  const { sessionId } = await chromium.send<{ sessionId: string }>('Target.attachToTarget', {
+    targetId,
+    flatten: true,
+  });
+  await chromium.send(
+    'Runtime.evaluate',
+    {
+      expression:
+        "Promise.all(['/img/a.png', '/img/b.png'].map((url) => fetch(url).then((r) => r.arrayBuffer())))",
+      awaitPromise: true,
+    },
+    sessionId,
+  );
+  await until(() => ended.includes('/img/a.png') && ended.includes('/img/b.png'), 'the fetches are seen');
+  // The image's end was never seen to start: the timeline is read again, with all of the above in it.
+  site.releaseHeld();
+  await until(() => ended.includes('/held'), 'the image is recovered');
+  await sleep(200);
+  for (const path of ['/with-held-image', '/img/a.png', '/img/b.png', '/held']) {
+    expect(ended.filter((p) => p === path)).toHaveLength(1);
   }
 });
