@@ -80,7 +80,11 @@ export class NetworkObserver implements AsyncDisposable {
     this.#tracker = new TargetTracker(connection, {
       onGone: (sessionId) => this.#recorder.sessionGone(sessionId),
       redactUrl: (url) => redactor.url(url),
-      onTimeline: (target, requests) => this.#recorder.recover(target, requests),
+      timeline: {
+        watch: (target) => this.#recorder.watch(target.targetId),
+        read: (target, requests) => this.#recorder.recover(target, requests),
+        unwatch: (target) => this.#recorder.unwatch(target.targetId),
+      },
     });
     connection.onEvent((method, params, sessionId) => {
       if (method.startsWith('Network.')) {

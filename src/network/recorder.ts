@@ -83,6 +83,18 @@ interface InFlight {
 const MAX_EARLY_EXTRA_INFO = 500;
 
 /**
+ * Requests remembered per watched target (see {@link NetworkRecorder.watch}): more than a timeline
+ * holds unless the page enlarges it (250 by default, its first ones).
+ */
+const MAX_REMEMBERED = 1_000;
+
+/** The requests a watched target made, as its timeline names them, with how often each was seen. */
+interface Remembered {
+  counts: Map<string, number>;
+  size: number;
+}
+
+/**
  * Turns the Network domain's events, from any session, into one {@link NetworkEntry} per request.
  * Events of one request may come from several sessions (an out-of-process iframe's document is
  * requested in its parent's session and finishes in its own), so requests are keyed by Chromium's
@@ -98,6 +110,8 @@ export class NetworkRecorder {
     { request: Record<string, string>[]; response: Record<string, string>[] }
   >();
   readonly entries: RingBuffer<NetworkEntry>;
+  /** By target id: what watched pages and frames requested, kept apart from the ring buffer. */
+  readonly #remembered = new Map<string, Remembered>();
   #recovered = 0;
 
   constructor(options: RecorderOptions) {
@@ -162,37 +176,36 @@ export class NetworkRecorder {
   }
 
   /**
-   * Stores, as `recovered` entries, what a target's Performance Timeline shows it loaded that no
-   * entry of its own accounts for: the requests of a page or frame that began before the observer
-   * switched its Network domain on. Matched by URL, as many times as each URL was recorded.
+   * Starts remembering what a new page or frame requests, so that its timeline can be told apart
+   * from what was recorded, however many entries the ring buffer has let go meanwhile.
+   */
+  watch(targetId: string): void {
+    this.#remembered.set(targetId, { counts: new Map(), size: 0 });
+  }
+
+  unwatch(targetId: string): void {
+    this.#remembered.delete(targetId);
+  }
+
+  /**
+   * Stores, as `recovered` entries, what a watched target's Performance Timeline shows it loaded
+   * that no request it was seen to make accounts for: those of a page or frame that began before the
+   * observer switched its Network domain on. Matched by URL, as many times as each was seen.
    */
   recover(target: AttachedTarget, requests: readonly TimelineRequest[]): void {
-    const recorded = new Map<string, number>();
-    const count = (url: string, redirects: readonly NetworkRedirect[], document: boolean) => {
-      // The timeline names a document by where it ended up, any other resource by what was asked for.
-      const key = document ? url : (redirects[0]?.url ?? url);
-      recorded.set(key, (recorded.get(key) ?? 0) + 1);
-    };
     const { targetId } = target;
-    for (const entry of this.entries.toArray()) {
-      if (entry.targetId !== targetId && entry.frameId !== targetId) continue;
-      count(entry.url, entry.redirects, entry.resourceType === 'Document' && entry.frameId === targetId);
-    }
+    const seen = new Map(this.#remembered.get(targetId)?.counts);
     for (const request of this.#inFlight.values()) {
-      if (request.target.targetId !== targetId && request.frameId !== targetId) continue;
-      count(
-        request.url,
-        request.redirects,
-        request.resourceType === 'Document' && request.frameId === targetId,
-      );
+      const key = timelineKey(targetId, request.target.targetId, request);
+      if (key !== undefined) seen.set(key, (seen.get(key) ?? 0) + 1);
     }
     for (const request of requests) {
       // An out-of-process iframe's document is its parent's request, in the parent's timeline too.
       if (target.type === 'iframe' && request.kind === 'navigation') continue;
       const url = this.#redactor.url(request.url);
-      const times = recorded.get(url) ?? 0;
+      const times = seen.get(url) ?? 0;
       if (times > 0) {
-        recorded.set(url, times - 1);
+        seen.set(url, times - 1);
         continue;
       }
       const entry: NetworkEntry = {
@@ -221,8 +234,7 @@ export class NetworkRecorder {
         recovered: true,
       };
       if (this.#options.headers) Object.assign(entry, { requestHeaders: {}, responseHeaders: {} });
-      this.entries.push(entry);
-      this.#hooks.ended(entry);
+      this.#store(entry);
     }
   }
 
@@ -395,9 +407,25 @@ export class NetworkRecorder {
     failure: NetworkFailure | null,
   ): void {
     this.#inFlight.delete(request.id);
-    const entry = this.#snapshot(request, state, failure, endSeconds, true);
+    this.#store(this.#snapshot(request, state, failure, endSeconds, true));
+  }
+
+  #store(entry: NetworkEntry): void {
+    if (this.#remembered.size > 0) {
+      this.#remember(entry, entry.targetId);
+      if (entry.frameId !== null && entry.frameId !== entry.targetId) this.#remember(entry, entry.frameId);
+    }
     this.entries.push(entry);
     this.#hooks.ended(entry);
+  }
+
+  #remember(entry: NetworkEntry, id: string): void {
+    const remembered = this.#remembered.get(id);
+    if (remembered === undefined || remembered.size >= MAX_REMEMBERED) return;
+    const key = timelineKey(id, entry.targetId, entry);
+    if (key === undefined) return;
+    remembered.counts.set(key, (remembered.counts.get(key) ?? 0) + 1);
+    remembered.size++;
   }
 
   /** The public form of a request: a new object, so what listeners keep never changes under them. */
@@ -458,6 +486,22 @@ export class NetworkRecorder {
     }
     return entry;
   }
+}
+
+/**
+ * How the timeline of target `id` names a request, or undefined when it is not in that timeline:
+ * a document of its own by where it ended up, anything else it asked for by its first URL (an
+ * out-of-process iframe's document is the request of its parent's frame and in its parent's
+ * timeline, so it counts for both).
+ */
+function timelineKey(
+  id: string,
+  ownerId: string,
+  request: Pick<NetworkEntry, 'url' | 'resourceType' | 'frameId' | 'redirects'>,
+): string | undefined {
+  if (ownerId !== id && request.frameId !== id) return undefined;
+  if (request.resourceType === 'Document' && request.frameId === id) return request.url;
+  return request.redirects[0]?.url ?? request.url;
 }
 
 function remoteAddressOf(response: CdpResponse): string | null {

@@ -35,8 +35,17 @@ export interface TargetTrackerHooks {
   onGone(sessionId: string): void;
   /** Redacts the page URLs and titles kept for HAR (a title may be a URL). */
   redactUrl(url: string): string;
-  /** What a new page or frame's timeline shows it finished loading (see {@link TargetTracker.missed}). */
-  onTimeline(target: AttachedTarget, requests: TimelineRequest[]): void;
+  /** Reading the timelines of pages and frames that appear after `start()` (see {@link TargetTracker.missed}). */
+  timeline: TimelineHooks;
+}
+
+export interface TimelineHooks {
+  /** A new page or frame whose timeline may be read: what it requests from now on is worth remembering. */
+  watch(target: AttachedTarget): void;
+  /** What its timeline shows it has finished loading. */
+  read(target: AttachedTarget, requests: TimelineRequest[]): void;
+  /** It will not be read again. */
+  unwatch(target: AttachedTarget): void;
 }
 
 /** Timeline reads of one new page or frame: whether one is under way, whether another is due, how many are left. */
@@ -44,13 +53,6 @@ interface TimelineReads {
   running: boolean;
   again: boolean;
   left: number;
-  /**
-   * The page's clock when a read first succeeded, after Network was on: a request begun later was
-   * seen, so only those begun earlier are ever recovered.
-   */
-  since: number | undefined;
-  /** Those already settled (recovered, or matched to an entry) by an earlier read, by URL and start. */
-  settled: Set<string>;
 }
 
 /** Reads per target: the first, then one per burst of requests it missed; a bound, not a schedule. */
@@ -213,13 +215,8 @@ export class TargetTracker {
     if (this.#started && (target.type === 'page' || target.type === 'iframe')) {
       // Chromium lets a new target run as soon as any client releases it, so its first requests
       // may be over before Network is on here; its timeline tells what they were.
-      const reads: TimelineReads = {
-        running: true,
-        again: false,
-        left: MAX_TIMELINE_READS,
-        since: undefined,
-        settled: new Set(),
-      };
+      const reads: TimelineReads = { running: true, again: false, left: MAX_TIMELINE_READS };
+      this.#hooks.timeline.watch(target);
       this.#timelines.set(sessionId, reads);
       void setup.then(() => this.#readTimeline(sessionId, reads));
     }
@@ -232,20 +229,15 @@ export class TargetTracker {
     reads.again = false;
     reads.left--;
     try {
-      const { now, requests } = await readTimeline(this.#connection, sessionId, target.targetId);
-      if (now > 0) reads.since ??= now;
-      const since = reads.since ?? 0;
-      // Later reads see the same requests again; the entries they became may be gone from the buffer.
-      const missed = requests.filter(
-        (request) => request.start < since && !reads.settled.has(`${request.start} ${request.url}`),
-      );
-      for (const request of missed) reads.settled.add(`${request.start} ${request.url}`);
-      if (this.#sessions.has(sessionId) && missed.length > 0) this.#hooks.onTimeline(target, missed);
+      const requests = await readTimeline(this.#connection, sessionId, target.targetId);
+      if (this.#sessions.has(sessionId)) this.#hooks.timeline.read(target, requests);
     } catch {
       // The target closed or navigated away meanwhile: nothing left to read.
     } finally {
       reads.running = false;
-      if (reads.again) void this.#readTimeline(sessionId, reads);
+      if (reads.left === 0) {
+        if (this.#timelines.delete(sessionId)) this.#hooks.timeline.unwatch(target);
+      } else if (reads.again) void this.#readTimeline(sessionId, reads);
     }
   }
 
@@ -253,7 +245,7 @@ export class TargetTracker {
     const target = this.#sessions.get(sessionId);
     if (target === undefined) return;
     this.#sessions.delete(sessionId);
-    this.#timelines.delete(sessionId);
+    if (this.#timelines.delete(sessionId)) this.#hooks.timeline.unwatch(target);
     if (this.#sessionOfTarget.get(target.targetId) === sessionId)
       this.#sessionOfTarget.delete(target.targetId);
     this.#hooks.onGone(sessionId);

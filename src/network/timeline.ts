@@ -36,8 +36,7 @@ const WORLD_NAME = 'cloudbrowser-network';
 
 const EXPRESSION = `(() => {
   const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
-  const now = performance.timeOrigin + performance.now();
-  return { now, requests: entries.map((e) => {
+  return entries.map((e) => {
     const at = (time) => (time > 0 ? time - e.startTime : -1);
     return {
       url: e.name,
@@ -59,14 +58,8 @@ const EXPRESSION = `(() => {
       responseStart: at(e.responseStart),
       responseEnd: at(e.responseEnd),
     };
-  }) };
+  });
 })()`;
-
-/** What one reading of a timeline found, and when, on the page's clock (epoch milliseconds). */
-export interface Timeline {
-  now: number;
-  requests: TimelineRequest[];
-}
 
 /**
  * The requests a frame's current document has finished, read from its Performance Timeline: over
@@ -77,7 +70,7 @@ export async function readTimeline(
   connection: CdpConnection,
   sessionId: string,
   frameId: string,
-): Promise<Timeline> {
+): Promise<TimelineRequest[]> {
   const { executionContextId } = await connection.send<{ executionContextId: number }>(
     'Page.createIsolatedWorld',
     { frameId, worldName: WORLD_NAME },
@@ -88,15 +81,14 @@ export async function readTimeline(
     { expression: EXPRESSION, contextId: executionContextId, returnByValue: true, silent: true },
     sessionId,
   );
-  const value = result?.value as Partial<Timeline> | undefined;
-  if (typeof value?.now !== 'number' || !Array.isArray(value.requests)) return { now: 0, requests: [] };
-  const requests = value.requests
+  const value = result?.value;
+  if (!Array.isArray(value)) return [];
+  return value
     .filter(
       (item: TimelineRequest) =>
         typeof item?.url === 'string' && /^https?:/.test(item.url) && item.responseEnd > 0,
     )
     .map((item: TimelineRequest) => ({ ...item, url: withoutFragment(item.url) }));
-  return { now: value.now, requests };
 }
 
 /** CDP gives a request's URL without its fragment; so must the timeline, to be compared with it. */
