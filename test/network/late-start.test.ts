@@ -64,13 +64,14 @@ test('a tab that loaded before the observer could switch its Network on is recov
     targetId,
     flatten: true,
   });
+  // The tab starts on an empty document that is `complete` at once; wait for the page's own load.
   await until(async () => {
     const { result } = await chromium.send<{ result: { value: string } }>(
       'Runtime.evaluate',
-      { expression: 'document.readyState', returnByValue: true },
+      { expression: 'location.pathname + " " + document.readyState', returnByValue: true },
       sessionId,
     );
-    return result.value === 'complete';
+    return result.value === '/subresources complete';
   }, 'the tab has loaded');
   relay.release();
 
