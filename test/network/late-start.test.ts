@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type NetworkObserver, type ObserveNetworkOptions, observeNetwork } from 'cloudbrowser';
-import { expect, test } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { type ChromiumProcess, launchChromium } from '../../src/local/chromium.js';
 import { findChromium } from '../../src/local/chromium-path.js';
 import { startNetworkSite } from '../support/network-site.js';
@@ -12,6 +12,9 @@ import { type Relay, startRelay } from '../support/relay.js';
 import { useSite } from '../support/site.js';
 
 const site = useSite(startNetworkSite);
+
+/** How long and how often the tests poll the browser or the site. */
+const WAIT = { timeout: 10_000, interval: 20 };
 
 /**
  * A browser whose observer reaches it through a relay that can stall the observer's commands, so a
@@ -47,14 +50,6 @@ async function openTab(chromium: ChromiumProcess, url: string): Promise<string> 
   return targetId;
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(20);
-  }
-}
-
 test('a tab that loaded before the observer could switch its Network on is recovered from its timeline, once each', async () => {
   await using observed = await observedThroughRelay();
   const { chromium, relay, network } = observed;
@@ -65,14 +60,14 @@ test('a tab that loaded before the observer could switch its Network on is recov
     flatten: true,
   });
   // The tab starts on an empty document that is `complete` at once; wait for the page's own load.
-  await until(async () => {
+  await vi.waitUntil(async () => {
     const { result } = await chromium.send<{ result: { value: string } }>(
       'Runtime.evaluate',
       { expression: 'location.pathname + " " + document.readyState', returnByValue: true },
       sessionId,
     );
     return result.value === '/subresources complete';
-  }, 'the tab has loaded');
+  }, WAIT);
   relay.release();
 
   const paths = ['/subresources', '/style.css', '/app.js', '/img/0.png', '/img/1.png', '/img/2.png'];
@@ -122,7 +117,7 @@ test('a request in flight when the observer switched Network on is recovered onc
   relay.hold();
   // With a fragment, which CDP leaves out of a request's URL and the timeline keeps in a document's.
   const targetId = await openTab(chromium, `${site.url}/with-held-image#top`);
-  await until(() => site.received.has('/held'), 'the tab asks for its image');
+  await vi.waitUntil(() => site.received.has('/held'), WAIT);
   relay.release();
   // The first reading of the tab's timeline finds its document; the image is still loading.
   const document = await entryWhere(network, (e) => pathOf(e.url) === '/with-held-image');
@@ -134,7 +129,7 @@ test('a request in flight when the observer switched Network on is recovered onc
   const image = await entryWhere(network, (e) => pathOf(e.url) === '/held');
   expect(image).toMatchObject({ recovered: true, status: 200, resourceType: 'Image', pageId: targetId });
   // Read again, the timeline repeats the document and the favicon; neither is recorded twice.
-  await until(() => byPath(network, '/favicon.ico').length > 0, 'the favicon is recorded');
+  await vi.waitUntil(() => byPath(network, '/favicon.ico').length > 0, WAIT);
   expect(byPath(network, '/with-held-image')).toHaveLength(1);
   expect(byPath(network, '/held')).toHaveLength(1);
   expect(byPath(network, '/favicon.ico')).toHaveLength(1);
@@ -145,7 +140,7 @@ test('a cross-site iframe that loaded before the observer attached is recovered 
   const { chromium, relay, network } = observed;
   relay.hold();
   const targetId = await openTab(chromium, `${site.url}/with-iframe`);
-  await until(() => site.received.has('/framed-data'), 'the iframe has fetched its data');
+  await vi.waitUntil(() => site.received.has('/framed-data'), WAIT);
   relay.release();
 
   const image = await entryWhere(network, (e) => pathOf(e.url) === '/img/in-frame.png');
@@ -166,9 +161,9 @@ test('reading a timeline again recovers nothing twice, even once its entries hav
   network.on('finished', (entry) => ended.push(pathOf(entry.url)));
   relay.hold();
   const targetId = await openTab(chromium, `${site.url}/with-held-image`);
-  await until(() => site.received.has('/held'), 'the tab asks for its image');
+  await vi.waitUntil(() => site.received.has('/held'), WAIT);
   relay.release();
-  await until(() => ended.includes('/with-held-image'), 'the document is recovered');
+  await vi.waitUntil(() => ended.includes('/with-held-image'), WAIT);
 
   // Requests seen as they happen, after the first reading, push the document out of the buffer.
   const { sessionId } = await chromium.send<{ sessionId: string }>('Target.attachToTarget', {
@@ -184,10 +179,10 @@ test('reading a timeline again recovers nothing twice, even once its entries hav
     },
     sessionId,
   );
-  await until(() => ended.includes('/img/a.png') && ended.includes('/img/b.png'), 'the fetches are seen');
+  await vi.waitUntil(() => ended.includes('/img/a.png') && ended.includes('/img/b.png'), WAIT);
   // The image's end was never seen to start: the timeline is read again, with all of the above in it.
   site.releaseHeld();
-  await until(() => ended.includes('/held'), 'the image is recovered');
+  await vi.waitUntil(() => ended.includes('/held'), WAIT);
   await sleep(200);
   for (const path of ['/with-held-image', '/img/a.png', '/img/b.png', '/held']) {
     expect(ended.filter((p) => p === path)).toHaveLength(1);

@@ -77,6 +77,8 @@ describe('living alongside the user’s automation', () => {
     expect(fromFrame.pageId).not.toBe(fromOther.pageId);
     // Nothing was counted twice, though the iframe is reachable both from its page and from the browser.
     expect(byPath(network, '/framed-data')).toHaveLength(1);
+    // What they loaded before the observer started is not its to record, not even read back.
+    for (const path of ['/with-iframe', '/framed', '/']) expect(byPath(network, path)).toEqual([]);
   });
 
   test('a page that closes and a page that crashes end their requests as incomplete, and observing goes on', async () => {

@@ -64,7 +64,8 @@ export async function entryWhere(
       for (const off of unsubscribe) off();
       if (entry) return resolve(entry);
       const seen = observer.entries().map((e) => `${e.state} ${e.status ?? '-'} ${e.url}`);
-      reject(new Error(`${error?.message}; entries:\n${seen.join('\n')}`));
+      const { inFlight } = observer.summary();
+      reject(new Error(`${error?.message}; ${inFlight} in flight; entries:\n${seen.join('\n')}`));
     }
   });
 }
