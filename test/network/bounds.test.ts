@@ -17,8 +17,10 @@ describe('bounds', () => {
     await using network = await observeNetwork(driven.session, { maxEntries: 5 });
     const ended: string[] = [];
     network.on('finished', (entry) => ended.push(entry.url));
+    // Waited for from before the load: by the time it ends, later requests may have pushed it out.
+    const lastImage = entryWhere(network, (e) => pathOf(e.url) === '/img/19.png');
     await driven.page.goto(`${site.url}/subresources?n=20`);
-    await entryWhere(network, (e) => pathOf(e.url) === '/img/19.png');
+    await lastImage;
 
     const held = network.entries();
     expect(held).toHaveLength(5);
@@ -71,8 +73,9 @@ describe('bounds', () => {
 test('continueFrom starts a new observer with a stopped one’s entries and dropped count', async () => {
   await using driven = await openBrowser(local.client);
   const first = await observeNetwork(driven.session, { maxEntries: 5 });
+  const lastImage = entryWhere(first, (e) => pathOf(e.url) === '/img/19.png');
   await driven.page.goto(`${site.url}/subresources?n=20`);
-  await entryWhere(first, (e) => pathOf(e.url) === '/img/19.png');
+  await lastImage;
 
   // A running observer would record everything twice; anything else is not an observer.
   await expect(observeNetwork(driven.session, { continueFrom: first })).rejects.toThrow(
