@@ -232,6 +232,7 @@ export class NetworkObserver implements AsyncDisposable {
 
   #onClosed(): void {
     if (this.#closed !== undefined) return;
+    this.#tracker.close();
     this.#recorder.endAll();
     this.#closed = { reason: this.#stopRequested ? 'stopped' : 'disconnected' };
     for (const stream of this.#streams) stream.end();

@@ -188,16 +188,24 @@ export class NetworkRecorder {
   }
 
   /**
-   * Stores, as `recovered` entries, what a watched target's Performance Timeline shows it loaded
-   * that no request it was seen to make accounts for: those of a page or frame that began before the
-   * observer switched its Network domain on. Matched by URL, as many times as each was seen.
+   * Reconciles a watched target's Performance Timeline with what was recorded of it, matching by URL
+   * as many times as each was seen. A request that ended is accounted for. A request still in flight
+   * that the timeline shows finished ends now, with the timeline's end and sizes: Chromium reports a
+   * document committed before its Network domain was fully on as started but never as finished.
+   * What nothing accounts for began before the observer switched Network on, and is stored as a
+   * `recovered` entry.
+   * @returns whether the target's own document is still in flight: its end may never be reported.
    */
-  recover(target: AttachedTarget, requests: readonly TimelineRequest[]): void {
+  recover(target: AttachedTarget, requests: readonly TimelineRequest[]): boolean {
     const { targetId } = target;
     const seen = new Map(this.#remembered.get(targetId)?.counts);
+    const open = new Map<string, InFlight[]>();
     for (const request of this.#inFlight.values()) {
       const key = timelineKey(targetId, request.target.targetId, request);
-      if (key !== undefined) seen.set(key, (seen.get(key) ?? 0) + 1);
+      if (key === undefined) continue;
+      const same = open.get(key);
+      if (same === undefined) open.set(key, [request]);
+      else same.push(request);
     }
     for (const request of requests) {
       // An out-of-process iframe's document is its parent's request, in the parent's timeline too.
@@ -206,6 +214,11 @@ export class NetworkRecorder {
       const times = seen.get(url) ?? 0;
       if (times > 0) {
         seen.set(url, times - 1);
+        continue;
+      }
+      const unended = open.get(url)?.shift();
+      if (unended !== undefined) {
+        this.#endFromTimeline(unended, request);
         continue;
       }
       const entry: NetworkEntry = {
@@ -236,6 +249,34 @@ export class NetworkRecorder {
       if (this.#options.headers) Object.assign(entry, { requestHeaders: {}, responseHeaders: {} });
       this.#store(entry);
     }
+    const ownDocument = (request: InFlight) =>
+      request.target.targetId === targetId &&
+      request.frameId === targetId &&
+      request.resourceType === 'Document';
+    return [...open.values()].some((same) => same.some(ownDocument));
+  }
+
+  /** Ends a request whose end events never came, as its timeline record shows it. */
+  #endFromTimeline(request: InFlight, record: TimelineRequest): void {
+    request.response ??= {
+      status: record.status,
+      statusText: '',
+      mimeType: record.contentType,
+      protocol: record.protocol,
+      remoteAddress: null,
+      fromDisk: record.fromCache,
+      fromPrefetch: false,
+      fromServiceWorker: record.fromServiceWorker,
+      encodedDataLength: 0,
+      timing: undefined,
+      headers: undefined,
+    };
+    request.response.encodedDataLength = record.transferSize;
+    request.decoded = Math.max(request.decoded, record.decodedBodySize);
+    // The timeline's end is on the page's wall clock; the request's times are on Chromium's monotonic one.
+    const endSeconds =
+      request.startSeconds + (record.start + record.responseEnd) / 1000 - request.wallSeconds;
+    this.#end(request, 'finished', Math.max(request.lastSeconds, endSeconds), null);
   }
 
   #requestWillBeSent(event: RequestWillBeSent, target: AttachedTarget, sessionId: string): void {

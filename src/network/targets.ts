@@ -42,21 +42,31 @@ export interface TargetTrackerHooks {
 export interface TimelineHooks {
   /** A new page or frame whose timeline may be read: what it requests from now on is worth remembering. */
   watch(target: AttachedTarget): void;
-  /** What its timeline shows it has finished loading. */
-  read(target: AttachedTarget, requests: TimelineRequest[]): void;
+  /**
+   * What its timeline shows it has finished loading. Returns whether its own document still looks
+   * unfinished: Chromium may never report that document's end, so its timeline is read again later.
+   */
+  read(target: AttachedTarget, requests: TimelineRequest[]): boolean;
   /** It will not be read again. */
   unwatch(target: AttachedTarget): void;
 }
 
-/** Timeline reads of one new page or frame: whether one is under way, whether another is due, how many are left. */
+/**
+ * Timeline reads of one new page or frame: whether one is under way, whether another is due, how
+ * many are left, and the later look at a document that was still loading.
+ */
 interface TimelineReads {
   running: boolean;
   again: boolean;
   left: number;
+  later: NodeJS.Timeout | undefined;
 }
 
-/** Reads per target: the first, then one per burst of requests it missed; a bound, not a schedule. */
+/** Reads per target: the first, one per burst of requests it missed, the later looks; a bound, not a schedule. */
 const MAX_TIMELINE_READS = 8;
+
+/** The first later look at a document still loading; each next one waits twice as long (to ~13 s). */
+const LATER_READ_MS = 100;
 
 /** Pages whose title and URL are remembered for HAR, most recent last. */
 const MAX_PAGES = 1_000;
@@ -215,7 +225,12 @@ export class TargetTracker {
     if (this.#started && (target.type === 'page' || target.type === 'iframe')) {
       // Chromium lets a new target run as soon as any client releases it, so its first requests
       // may be over before Network is on here; its timeline tells what they were.
-      const reads: TimelineReads = { running: true, again: false, left: MAX_TIMELINE_READS };
+      const reads: TimelineReads = {
+        running: true,
+        again: false,
+        left: MAX_TIMELINE_READS,
+        later: undefined,
+      };
       this.#hooks.timeline.watch(target);
       this.#timelines.set(sessionId, reads);
       void setup.then(() => this.#readTimeline(sessionId, reads));
@@ -227,25 +242,48 @@ export class TargetTracker {
     if (target === undefined || reads.left === 0) return;
     reads.running = true;
     reads.again = false;
+    clearTimeout(reads.later);
     reads.left--;
+    let loading = false;
     try {
       const requests = await readTimeline(this.#connection, sessionId, target.targetId);
-      if (this.#sessions.has(sessionId)) this.#hooks.timeline.read(target, requests);
+      if (this.#sessions.has(sessionId)) loading = this.#hooks.timeline.read(target, requests);
     } catch {
       // The target closed or navigated away meanwhile: nothing left to read.
     } finally {
       reads.running = false;
       if (reads.left === 0) {
-        if (this.#timelines.delete(sessionId)) this.#hooks.timeline.unwatch(target);
-      } else if (reads.again) void this.#readTimeline(sessionId, reads);
+        this.#unwatch(sessionId);
+      } else if (reads.again) {
+        void this.#readTimeline(sessionId, reads);
+      } else if (loading && this.#timelines.has(sessionId)) {
+        const wait = LATER_READ_MS * 2 ** (MAX_TIMELINE_READS - 1 - reads.left);
+        reads.later = setTimeout(() => void this.#readTimeline(sessionId, reads), wait);
+        reads.later.unref();
+      }
     }
+  }
+
+  /** Stops reading a target's timeline: it reached its bound, went away, or the observer stopped. */
+  #unwatch(sessionId: string): void {
+    const reads = this.#timelines.get(sessionId);
+    const target = this.#sessions.get(sessionId);
+    if (reads === undefined) return;
+    clearTimeout(reads.later);
+    this.#timelines.delete(sessionId);
+    if (target !== undefined) this.#hooks.timeline.unwatch(target);
+  }
+
+  /** The observer stopped: no timeline is read any more. */
+  close(): void {
+    for (const sessionId of [...this.#timelines.keys()]) this.#unwatch(sessionId);
   }
 
   #detached(sessionId: string): void {
     const target = this.#sessions.get(sessionId);
     if (target === undefined) return;
+    this.#unwatch(sessionId);
     this.#sessions.delete(sessionId);
-    if (this.#timelines.delete(sessionId)) this.#hooks.timeline.unwatch(target);
     if (this.#sessionOfTarget.get(target.targetId) === sessionId)
       this.#sessionOfTarget.delete(target.targetId);
     this.#hooks.onGone(sessionId);

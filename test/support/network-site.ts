@@ -10,7 +10,10 @@ export interface NetworkSite {
   readonly closedPort: number;
   /** Request headers of every request, by path. */
   readonly received: Map<string, Record<string, string | string[] | undefined>>;
-  /** Answers every request for `/held` made so far (an image each); they wait until then. */
+  /**
+   * Answers every request for `/held` made so far (an image each) and ends every `/held-page` (a page
+   * whose first half is sent at once); they wait until then.
+   */
   releaseHeld(): void;
   close(): Promise<void>;
 }
@@ -126,6 +129,15 @@ export async function startNetworkSite(): Promise<NetworkSite> {
       return;
     }
     if (path === '/with-held-image') return html(page('<img src="/held" alt="">', 'Held'));
+    if (path === '/held-page') {
+      const [head, tail] = page('<p>The start</p>|<p>The rest</p>', 'Held page').split('|');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.write(head);
+      const answer = () => res.end(tail);
+      held.add(answer);
+      res.on('close', () => held.delete(answer));
+      return;
+    }
     if (path === '/held') {
       const answer = () =>
         res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' }).end(PNG);
