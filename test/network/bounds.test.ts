@@ -44,7 +44,8 @@ describe('bounds', () => {
     await entryWhere(network, (e) => e.url.endsWith('i=1'));
 
     const incomplete = network.entries().filter((e) => pathOf(e.url) === '/slow');
-    expect(incomplete.map((e) => e.url.slice(-3))).toEqual(['i=0', 'i=1']);
+    // The oldest go first. The page's favicon, requested whenever Chromium gets to it, may push out a third.
+    expect(incomplete.map((e) => e.url.slice(-3)).slice(0, 2)).toEqual(['i=0', 'i=1']);
     for (const entry of incomplete)
       expect(entry).toMatchObject({ state: 'incomplete', status: null, failure: null });
     expect(network.summary().inFlight).toBe(2);
@@ -54,13 +55,16 @@ describe('bounds', () => {
     await using driven = await openBrowser(local.client);
     await using network = await observeNetwork(driven.session);
     await driven.page.goto(`${site.url}/with-iframe`);
-    await driven.page.evaluate(() => Promise.all([fetch('/slow?ms=600'), fetch('/slow?ms=300')]));
-    await entryWhere(network, (e) => e.url.endsWith('ms=600'));
+    await driven.page.evaluate(() => Promise.all([fetch('/slow?ms=1000'), fetch('/slow?ms=300')]));
+    await entryWhere(network, (e) => e.url.endsWith('ms=1000'));
     await entryWhere(network, (e) => pathOf(e.url) === '/img/in-frame.png');
 
     const summary = network.summary({ slowest: 2 });
-    expect(summary.slowest.map((e) => e.url.slice(-6))).toEqual(['ms=600', 'ms=300']);
-    expect(summary.slowest[0]?.timings.total).toBeGreaterThanOrEqual(600);
+    // On a loaded machine a document may take longer than the shorter fetch: compare with the entries.
+    const byTotal = network.entries().sort((a, b) => b.timings.total - a.timings.total);
+    expect(summary.slowest.map((e) => e.id)).toEqual(byTotal.slice(0, 2).map((e) => e.id));
+    expect(summary.slowest[0]?.url).toMatch(/ms=1000$/);
+    expect(summary.slowest[0]?.timings.total).toBeGreaterThanOrEqual(1000);
     expect(summary.byResourceType).toMatchObject({ Document: 2, Fetch: 3, Image: 1 });
     expect(summary.byHost[new URL(site.url).host]).toBeGreaterThanOrEqual(3);
     expect(summary.byHost[new URL(site.crossSiteUrl).host]).toBeGreaterThanOrEqual(2);
