@@ -43,8 +43,8 @@ export interface TimelineHooks {
   /** A new page or frame whose timeline may be read: what it requests from now on is worth remembering. */
   watch(target: AttachedTarget): void;
   /**
-   * What its timeline shows it has finished loading. Returns whether its own document still looks
-   * unfinished: Chromium may never report that document's end, so its timeline is read again later.
+   * What its timeline shows it has finished loading. Returns whether its own document is still in
+   * flight: Chromium may never report that document's end, so its timeline is read again later.
    */
   read(target: AttachedTarget, requests: TimelineRequest[]): boolean;
   /** It will not be read again. */
@@ -246,8 +246,9 @@ export class TargetTracker {
     reads.left--;
     let loading = false;
     try {
-      const requests = await readTimeline(this.#connection, sessionId, target.targetId);
-      if (this.#sessions.has(sessionId)) loading = this.#hooks.timeline.read(target, requests);
+      const { loaded, requests } = await readTimeline(this.#connection, sessionId, target.targetId);
+      // Until the load event, frames that finish later join the timeline later: look again then.
+      if (this.#sessions.has(sessionId)) loading = this.#hooks.timeline.read(target, requests) || !loaded;
     } catch {
       // The target closed or navigated away meanwhile: nothing left to read.
     } finally {

@@ -36,7 +36,7 @@ const WORLD_NAME = 'cloudbrowser-network';
 
 const EXPRESSION = `(() => {
   const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
-  return entries.map((e) => {
+  const requests = entries.map((e) => {
     const at = (time) => (time > 0 ? time - e.startTime : -1);
     return {
       url: e.name,
@@ -59,18 +59,29 @@ const EXPRESSION = `(() => {
       responseEnd: at(e.responseEnd),
     };
   });
+  return { loaded: document.readyState === 'complete', requests };
 })()`;
 
+/** What a reading of a frame's timeline found. */
+export interface Timeline {
+  /**
+   * Whether the document has fired its load event: until then, its frames' documents (added to its
+   * timeline as they load) and its own may still be missing.
+   */
+  loaded: boolean;
+  /** Over HTTP(S) and complete only, since those still loading end in events the observer receives. */
+  requests: TimelineRequest[];
+}
+
 /**
- * The requests a frame's current document has finished, read from its Performance Timeline: over
- * HTTP(S) and complete only, since those still loading end in events the observer receives.
+ * Reads the requests a frame's current document has finished from its Performance Timeline.
  * `frameId` is a page's or an out-of-process iframe's target id (its main frame).
  */
 export async function readTimeline(
   connection: CdpConnection,
   sessionId: string,
   frameId: string,
-): Promise<TimelineRequest[]> {
+): Promise<Timeline> {
   const { executionContextId } = await connection.send<{ executionContextId: number }>(
     'Page.createIsolatedWorld',
     { frameId, worldName: WORLD_NAME },
@@ -81,14 +92,15 @@ export async function readTimeline(
     { expression: EXPRESSION, contextId: executionContextId, returnByValue: true, silent: true },
     sessionId,
   );
-  const value = result?.value;
-  if (!Array.isArray(value)) return [];
-  return value
+  const value = result?.value as Partial<Timeline> | undefined;
+  if (!Array.isArray(value?.requests)) return { loaded: true, requests: [] };
+  const requests = value.requests
     .filter(
       (item: TimelineRequest) =>
         typeof item?.url === 'string' && /^https?:/.test(item.url) && item.responseEnd > 0,
     )
     .map((item: TimelineRequest) => ({ ...item, url: withoutFragment(item.url) }));
+  return { loaded: value.loaded !== false, requests };
 }
 
 /** CDP gives a request's URL without its fragment; so must the timeline, to be compared with it. */

@@ -44,6 +44,12 @@ async function observedThroughRelay(
   };
 }
 
+/** Waits for the site to receive a request for `path` from now on: earlier tests' requests do not count. */
+function requestFor(path: string): Promise<boolean> {
+  site.received.delete(path);
+  return vi.waitUntil(() => site.received.has(path), WAIT);
+}
+
 /** Opens a tab with a URL on the test's own pipe (a raw `Target.createTarget`, which Chromium does not hold). */
 async function openTab(chromium: ChromiumProcess, url: string): Promise<string> {
   const { targetId } = await chromium.send<{ targetId: string }>('Target.createTarget', { url });
@@ -123,10 +129,11 @@ test('a tab that loaded before the observer could switch its Network on is recov
 test('a request in flight when the observer switched Network on is recovered once it ends', async () => {
   await using observed = await observedThroughRelay();
   const { chromium, relay, network } = observed;
+  const requested = requestFor('/held');
   relay.hold();
   // With a fragment, which CDP leaves out of a request's URL and the timeline keeps in a document's.
   const targetId = await openTab(chromium, `${site.url}/with-held-image#top`);
-  await vi.waitUntil(() => site.received.has('/held'), WAIT);
+  await requested;
   relay.release();
   // The first reading of the tab's timeline finds its document; the image is still loading.
   const document = await entryWhere(network, (e) => pathOf(e.url) === '/with-held-image');
@@ -147,9 +154,10 @@ test('a request in flight when the observer switched Network on is recovered onc
 test('a cross-site iframe that loaded before the observer attached is recovered in its own target, its document once', async () => {
   await using observed = await observedThroughRelay();
   const { chromium, relay, network } = observed;
+  const requested = requestFor('/framed-data');
   relay.hold();
   const targetId = await openTab(chromium, `${site.url}/with-iframe`);
-  await vi.waitUntil(() => site.received.has('/framed-data'), WAIT);
+  await requested;
   relay.release();
 
   const image = await entryWhere(network, (e) => pathOf(e.url) === '/img/in-frame.png');
@@ -159,6 +167,34 @@ test('a cross-site iframe that loaded before the observer attached is recovered 
   expect(image.targetId).not.toBe(targetId);
   expect(data).toMatchObject({ targetType: 'iframe', targetId: image.targetId, status: 200 });
   for (const path of ['/with-iframe', '/framed', '/img/in-frame.png', '/framed-data']) {
+    expect(byPath(network, path)).toHaveLength(1);
+  }
+});
+
+test('a page still loading when its timeline is read is read again once loaded, for the frames that end later', async () => {
+  await using observed = await observedThroughRelay();
+  const { chromium, relay, network } = observed;
+  let readings = 0;
+  relay.dropFromServer((text) => {
+    if (text.includes('"result":{"result":{"type":"object","value":{"loaded":')) readings++;
+    return false;
+  });
+  const requested = requestFor('/held');
+  relay.hold();
+  const targetId = await openTab(chromium, `${site.url}/with-held-iframe`);
+  // The frame's image holds back the frame's load, so the frame's document joins the page's
+  // timeline only after the page and the frame have both been read.
+  await requested;
+  relay.release();
+  await vi.waitUntil(() => readings >= 2, WAIT);
+  site.releaseHeld();
+
+  const frame = await entryWhere(network, (e) => e.url === `${site.crossSiteUrl}/with-held-image`);
+  // Cross-origin to the page, without Timing-Allow-Origin: the page's timeline shows no status.
+  expect(frame).toMatchObject({ recovered: true, targetId, resourceType: 'Document', status: null });
+  const image = await entryWhere(network, (e) => pathOf(e.url) === '/held');
+  expect(image).toMatchObject({ recovered: true, targetType: 'iframe', pageId: targetId });
+  for (const path of ['/with-held-iframe', '/with-held-image', '/held']) {
     expect(byPath(network, path)).toHaveLength(1);
   }
 });
@@ -211,7 +247,7 @@ test('a document whose end never comes, still loading when its timeline is read,
   let documentId: string | undefined;
   let readings = 0;
   relay.dropFromServer((text) => {
-    if (text.includes('"result":{"result":{"type":"object","value":[')) readings++;
+    if (text.includes('"result":{"result":{"type":"object","value":{"loaded":')) readings++;
     const { method, params } = JSON.parse(text) as {
       method?: string;
       params?: { requestId?: string; request?: { url?: string } };
@@ -255,9 +291,10 @@ test('reading a timeline again recovers nothing twice, even once its entries hav
   const { chromium, relay, network } = observed;
   const ended: string[] = [];
   network.on('finished', (entry) => ended.push(pathOf(entry.url)));
+  const requested = requestFor('/held');
   relay.hold();
   const targetId = await openTab(chromium, `${site.url}/with-held-image`);
-  await vi.waitUntil(() => site.received.has('/held'), WAIT);
+  await requested;
   relay.release();
   await vi.waitUntil(() => ended.includes('/with-held-image'), WAIT);
 

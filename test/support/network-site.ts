@@ -86,6 +86,9 @@ export async function startNetworkSite(): Promise<NetworkSite> {
         page(`<img src="/img/in-frame.png" alt=""><script>fetch('/framed-data')</script>`, 'Framed'),
       );
     }
+    if (path === '/with-held-iframe') {
+      return html(page(`<iframe src="${crossSiteUrl}/with-held-image"></iframe>`, 'With held iframe'));
+    }
     if (path === '/framed-data') return res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     if (path === '/redirect/301')
       return res.writeHead(301, { location: '/redirect/302?token=hop-secret' }).end();
