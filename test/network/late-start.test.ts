@@ -44,6 +44,9 @@ async function observedThroughRelay(
   };
 }
 
+/** What an answer to one of the observer's timeline readings holds, as the relay sees it pass. */
+const READING = '"result":{"result":{"type":"object","value":{"loaded":';
+
 /** Waits for the site to receive a request for `path` from now on: earlier tests' requests do not count. */
 function requestFor(path: string): Promise<boolean> {
   site.received.delete(path);
@@ -176,7 +179,7 @@ test('a page still loading when its timeline is read is read again once loaded, 
   const { chromium, relay, network } = observed;
   let readings = 0;
   relay.dropFromServer((text) => {
-    if (text.includes('"result":{"result":{"type":"object","value":{"loaded":')) readings++;
+    if (text.includes(READING)) readings++;
     return false;
   });
   const requested = requestFor('/held');
@@ -247,7 +250,7 @@ test('a document whose end never comes, still loading when its timeline is read,
   let documentId: string | undefined;
   let readings = 0;
   relay.dropFromServer((text) => {
-    if (text.includes('"result":{"result":{"type":"object","value":{"loaded":')) readings++;
+    if (text.includes(READING)) readings++;
     const { method, params } = JSON.parse(text) as {
       method?: string;
       params?: { requestId?: string; request?: { url?: string } };
